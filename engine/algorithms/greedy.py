@@ -1,0 +1,194 @@
+"""The forward(-backward) greedy path shared by forward greedy, OMP, forward stepwise, FoBa
+and the fixed-threshold heuristic.
+
+Forward step (Liu, Fujimaki & Ye 2014, Algorithm 1, lines 3-14; Zhang 2008, Figures 1 and 3):
+score every candidate, add the best, refit on the new support, record the gain delta(size).
+
+Backward step (Algorithm 1, lines 15-24; Zhang's Figure 3): take the selected feature whose
+removal, *without* refitting, raises the objective least; delete it (and refit) while its cost is
+below the rule's threshold:
+
+``standard``      nu * delta(size), the gain recorded when the support last grew to its size;
+``conservative``  nu * the smallest forward gain seen so far;
+``aggressive``    the cumulative increase of this backward phase must stay below nu times the
+                  forward gains it undoes (the threshold recorded is what is left of that);
+``fixed``         a fixed eps_back (the heuristic "as implemented in SAS", Zhang Section 3).
+
+Every decision is an event: ``add``, ``remove`` (gain = cost < threshold) and ``check`` (the
+cheapest deletion was too costly), so a reader of the trace can verify each rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..objectives import ActiveSet, CollinearFeature, Objective
+from ..trace import Recorder
+from .common import PathTracker, Solution, candidate_mask, default_max_steps, tiny_gain
+
+BACKWARD_RULES = ("standard", "conservative", "aggressive")
+
+
+@dataclass(frozen=True)
+class PathConfig:
+    """How one greedy path runs.
+
+    rule: forward score, ``obj`` (one-coordinate objective drop), ``gdt`` (|gradient|),
+        ``quad`` (quadratic approximation) or ``refit`` (exact full-refit gain: forward stepwise).
+    backward: None (forward only) or one of BACKWARD_RULES or ``fixed``.
+    k: target support size. Forward only: stop there. With a backward rule: Zhang's semantics,
+        the path runs on and the best size-k support along it is the answer.
+    delta: stop when the best forward score (obj/quad/refit) falls below it.
+    epsilon: stop when the largest |gradient| falls below it (gdt).
+    """
+
+    rule: str
+    backward: str | None = None
+    k: int | None = None
+    nu: float = 0.5
+    eps_back: float | None = None
+    delta: float | None = None
+    epsilon: float | None = None
+    max_steps: int | None = None
+
+
+def _scores(state: ActiveSet, rule: str) -> np.ndarray:
+    return state.refit_gains() if rule == "refit" else state.forward_scores(rule)
+
+
+def greedy_path(
+    objective: Objective, rec: Recorder, cfg: PathConfig, state: ActiveSet | None = None
+) -> tuple[Solution, ActiveSet]:
+    """Run the path; return the solution (best size-k support when k is set) and final state.
+
+    The caller emits the ``stop`` event, so post-processing can follow on the same trace.
+    """
+    state = state if state is not None else objective.start()
+    d = objective.n_features
+    forward_only = cfg.backward is None
+    max_steps = cfg.max_steps if cfg.max_steps is not None else default_max_steps(cfg.k, d)
+    tracker = PathTracker(cfg.k, d)
+    tracker.observe(state)
+    tiny = tiny_gain(state.value)
+    gains: dict[int, float] = {}  # support size -> forward gain when it last grew to that size
+    smallest_gain = np.inf
+    steps = 0
+    excluded: set[int] = set()  # collinear with the support at the time they were tried
+
+    while True:
+        size = len(state.support)
+        if forward_only and cfg.k is not None and size >= cfg.k:
+            reason = f"reached k = {cfg.k} features"
+            break
+        if steps >= max_steps:
+            reason = f"max_steps = {max_steps} add/remove steps taken"
+            break
+        if size + len(excluded) >= d:
+            reason = "every feature is selected"
+            break
+        scores = _scores(state, cfg.rule)
+        if excluded:
+            scores[list(excluded)] = 0.0
+        j = int(np.argmax(scores))
+        best = float(scores[j])
+        if cfg.rule == "gdt" and cfg.epsilon is not None and best < cfg.epsilon:
+            reason = f"largest |gradient| {best:.4g} < epsilon = {cfg.epsilon:g}"
+            break
+        if cfg.rule != "gdt" and cfg.delta is not None and best < cfg.delta:
+            reason = f"best forward gain {best:.4g} < delta = {cfg.delta:g}"
+            break
+        if best <= (tiny if cfg.rule != "gdt" else 0.0):
+            reason = "no remaining feature decreases the objective"
+            break
+        try:
+            gain = state.add(j)
+        except CollinearFeature:
+            excluded.add(j)
+            continue
+        excluded.clear()  # the span changed; earlier verdicts no longer hold
+        steps += 1
+        gains[len(state.support)] = gain
+        smallest_gain = min(smallest_gain, gain)
+        cand = None
+        if rec.record_candidates:
+            mask = candidate_mask(state)
+            mask[j] = True
+            cand = rec.candidates(np.flatnonzero(mask), scores[mask])
+        rec.emit(
+            "add",
+            feature=j,
+            objective=state.value,
+            support_size=len(state.support),
+            gain=gain,
+            score=best,
+            threshold=cfg.epsilon if cfg.rule == "gdt" else cfg.delta,
+            accepted=True,
+            candidates=cand,
+        )
+        tracker.observe(state)
+        if not forward_only:
+            steps = _backward_phase(state, rec, cfg, gains, smallest_gain, steps, max_steps, tracker)
+
+    return tracker.solution(state, reason), state
+
+
+def _backward_phase(
+    state: ActiveSet,
+    rec: Recorder,
+    cfg: PathConfig,
+    gains: dict[int, float],
+    smallest_gain: float,
+    steps: int,
+    max_steps: int,
+    tracker: PathTracker,
+) -> int:
+    phase_start = state.value
+    undone = 0.0  # forward gains undone by this phase's deletions (aggressive rule)
+    while state.support and steps < max_steps:
+        size = len(state.support)
+        costs = state.deletion_costs()
+        p = int(np.argmin(costs))
+        j, cost = state.support[p], float(costs[p])
+        info: dict[str, float] = {}
+        if cfg.backward == "standard":
+            threshold = cfg.nu * gains[size]
+        elif cfg.backward == "conservative":
+            threshold = cfg.nu * smallest_gain
+        elif cfg.backward == "aggressive":
+            spent = state.value - phase_start
+            threshold = cfg.nu * (undone + gains[size]) - spent
+            info = {"cumulative_cost": spent + cost, "undone_gain": undone + gains[size]}
+        else:  # fixed
+            threshold = float(cfg.eps_back)  # type: ignore[arg-type]
+        cand = rec.candidates(np.array(state.support), costs, largest_first=False)
+        if not cost < threshold:
+            rec.emit(
+                "check",
+                feature=j,
+                objective=state.value,
+                support_size=size,
+                gain=cost,
+                threshold=threshold,
+                accepted=False,
+                info=info,
+                candidates=cand,
+            )
+            return steps
+        undone += gains[size]
+        state.remove(j)
+        steps += 1
+        rec.emit(
+            "remove",
+            feature=j,
+            objective=state.value,
+            support_size=len(state.support),
+            gain=cost,
+            threshold=threshold,
+            accepted=True,
+            info=info,
+            candidates=cand,
+        )
+        tracker.observe(state)
+    return steps

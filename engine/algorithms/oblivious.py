@@ -1,0 +1,42 @@
+"""Oblivious support selection (Elenberg et al. 2016, Algorithm 1): rank every feature by the
+objective decrease of the model with that feature alone (refit with the intercept), keep the
+top k, refit on them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..objectives import CollinearFeature
+from ..registry import register_algorithm
+from .common import Solution, emit_stop
+
+
+@register_algorithm(
+    name="oblivious",
+    title="Oblivious top-k",
+    summary="Score each feature alone against the null model and keep the k best; ignores "
+    "redundancy between features.",
+    reference="Elenberg et al. 2016, Algorithm 1",
+    params=(),
+    k="required",
+    family="forward",
+)
+def oblivious(objective, rec, *, k, rng):
+    state = objective.start()
+    scores = state.refit_gains()
+    cand = rec.candidates(np.arange(objective.n_features), scores)
+    for j in np.argsort(-scores, kind="stable"):
+        if len(state.support) == k:
+            break
+        try:
+            gain = state.add(int(j))
+        except CollinearFeature:
+            continue  # a duplicate of a kept feature adds nothing to the model
+        rec.emit(
+            "add", feature=int(j), objective=state.value, support_size=len(state.support),
+            gain=gain, score=float(scores[j]), accepted=True,
+            candidates=cand if len(state.support) == 1 else None,
+        )
+    reason = f"kept the top k = {k} features"
+    emit_stop(rec, state, reason)
+    return Solution.of(state, reason)

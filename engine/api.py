@@ -1,0 +1,194 @@
+"""``engine.select``: the one entry point the app, the benchmarks and the tests call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import algorithms as _algorithms  # noqa: F401  (registers the algorithms)
+from .registry import REGISTRY
+from .trace import Event, Recorder, RecorderCallback, StopRequested, best_along_path, replay
+
+
+@dataclass
+class SelectionResult:
+    """Outcome of one run.
+
+    Attributes
+    ----------
+    support : ndarray of int, sorted
+    coef : ndarray, shape (n_features,), zero off the support
+    intercept : float
+    objective : float
+        Objective value of (coef, intercept).
+    trace : list of Event
+    n_steps : int
+        Support-changing steps (add, remove, swap) in the trace.
+    stop_reason : str
+    """
+
+    support: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    objective: float
+    trace: list[Event]
+    n_steps: int
+    stop_reason: str
+    algorithm: str
+    objective_name: str
+    k: int | None
+    params: dict[str, Any] = field(default_factory=dict)
+    elapsed: float = 0.0
+    cancelled: bool = False
+
+    def best_along_path(self) -> dict[int, tuple[frozenset[int], float, int]]:
+        """Zhang's best size-k support along the path, for every size the path visited."""
+        return best_along_path(self.trace)
+
+
+def select(
+    X,
+    y,
+    *,
+    algorithm: str,
+    objective: str = "least_squares",
+    k: int | None = None,
+    recorder: Recorder | RecorderCallback | None = None,
+    random_state: int | None = None,
+    record_candidates: bool = False,
+    max_candidates: int = 50,
+    **params: Any,
+) -> SelectionResult:
+    """Select features of X for predicting y.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix, shape (n_samples, n_features)
+    y : array-like, shape (n_samples,)
+    algorithm : str
+        A name in ``engine.ALGORITHMS``.
+    objective : str
+        A name in ``engine.OBJECTIVES``.
+    k : int, optional
+        Target number of features.
+    recorder : Recorder or callable, optional
+        Receives every event as it happens; returning False stops the run.
+    random_state : int, optional
+        Seed for randomised algorithms.
+    record_candidates : bool
+        Attach the candidate scores behind each decision (teaching mode).
+    max_candidates : int
+        Keep the best this many candidate scores per decision (0 keeps all).
+    **params
+        Parameters of the algorithm and of the objective (by name; see the registries).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the input or the name at fault and what is allowed.
+    """
+    algo = REGISTRY.algorithm(algorithm)
+    obj_spec = REGISTRY.objective(objective)
+    if algo.objectives is not None and objective not in algo.objectives:
+        raise ValueError(
+            f"algorithm {algorithm!r} works with objectives {', '.join(algo.objectives)}, "
+            f"not {objective!r}"
+        )
+    X, y = _check_data(X, y)
+    obj_names = {p.name for p in obj_spec.params}
+    obj_params = obj_spec.validate({n: v for n, v in params.items() if n in obj_names})
+    algo_params = algo.validate({n: v for n, v in params.items() if n not in obj_names})
+    k = _check_k(k, algo.k, algorithm, X.shape[1])
+
+    if isinstance(recorder, Recorder):
+        rec = recorder
+    else:
+        rec = Recorder(
+            recorder, record_candidates=record_candidates, max_candidates=max_candidates
+        )
+    loss = obj_spec.factory(X, y, **obj_params)
+    rng = np.random.default_rng(random_state)
+    start = time.perf_counter()
+    cancelled = False
+    try:
+        sol = algo.func(loss, rec, k=k, rng=rng, **algo_params)
+        support, coef, intercept, value, reason = (
+            sol.support, sol.coef, sol.intercept, sol.value, sol.reason,
+        )
+    except StopRequested:
+        cancelled = True
+        reason = "stopped by recorder"
+        state = loss.fit_support(sorted(replay(rec.events)[-1]) if rec.events else [])
+        support = np.array(sorted(state.support), dtype=np.intp)
+        coef, intercept, value = state.coef, state.intercept, state.value
+        rec.emit("stop", objective=value, support_size=len(support), reason=reason)
+    elapsed = time.perf_counter() - start
+    n_steps = sum(e.kind in ("add", "remove", "swap") for e in rec.events)
+    return SelectionResult(
+        support=support,
+        coef=coef,
+        intercept=float(intercept),
+        objective=float(value),
+        trace=list(rec.events),
+        n_steps=n_steps,
+        stop_reason=reason,
+        algorithm=algorithm,
+        objective_name=objective,
+        k=k,
+        params={**obj_params, **algo_params},
+        elapsed=elapsed,
+        cancelled=cancelled,
+    )
+
+
+def _check_data(X, y):
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X contains NaN or infinite values")
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+        bad = ~np.isfinite(X)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(
+                f"X contains {int(bad.sum())} NaN or infinite values (first at row {i}, "
+                f"column {j})"
+            )
+    n, d = X.shape
+    if n < 2 or d < 1:
+        raise ValueError(f"need at least 2 samples and 1 feature, got X of shape {X.shape}")
+    y = np.asarray(y).ravel()
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+    if np.issubdtype(y.dtype, np.number) and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinite values")
+    return X, y
+
+
+def _check_k(k: Any, mode: str, algorithm: str, n_features: int) -> int | None:
+    if k is None:
+        if mode == "required":
+            raise ValueError(f"algorithm {algorithm!r} needs k, the number of features to select")
+        return None
+    if mode == "unused":
+        raise ValueError(f"algorithm {algorithm!r} does not take k")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ValueError(f"k must be an integer between 1 and {n_features}, got {k!r}")
+    if not 1 <= int(k) <= n_features:
+        raise ValueError(f"k must be between 1 and n_features = {n_features}, got {k}")
+    return int(k)
+
+
+def describe(registry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [entry.to_dict() for entry in registry.values()]

@@ -1,0 +1,153 @@
+"""What an algorithm may ask of an objective.
+
+An :class:`Objective` holds the data and knows the loss. Its :meth:`Objective.start` returns an
+:class:`ActiveSet`: the model restricted to a support, kept at its optimum on that support (the
+papers' ``w_hat(F)``), with whatever factorisations make the next step cheap. Algorithms only
+talk to these two interfaces, so every algorithm works with every objective.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+FORWARD_RULES = ("obj", "gdt", "quad")
+
+
+class CollinearFeature(ValueError):
+    """The feature lies in the span of the support: adding it cannot change the fit."""
+
+
+class Objective(ABC):
+    """A smooth convex loss Q(coef, intercept) over a fixed data set."""
+
+    name: str = ""
+    n_samples: int
+    n_features: int
+    fit_intercept: bool
+
+    @abstractmethod
+    def value(self, coef: np.ndarray, intercept: float = 0.0) -> float:
+        """Q at an arbitrary point (used by tests and by methods that do not keep a support)."""
+
+    @abstractmethod
+    def gradient(self, coef: np.ndarray, intercept: float = 0.0) -> tuple[np.ndarray, float]:
+        """(dQ/dcoef, dQ/dintercept) at an arbitrary point."""
+
+    @abstractmethod
+    def start(self) -> ActiveSet:
+        """The model on the empty support (intercept fitted when there is one)."""
+
+    def fit_support(self, support) -> ActiveSet:
+        """The model refitted on ``support``."""
+        state = self.start()
+        for j in support:
+            state.add(int(j))
+        return state
+
+
+class ActiveSet(ABC):
+    """The objective minimised over the coefficients of a support.
+
+    Attributes
+    ----------
+    support : list of int
+        Selected features in order of entry.
+    value : float
+        Q(w_hat(support)).
+    """
+
+    objective: Objective
+    support: list[int]
+    value: float
+
+    # ----------------------------------------------------------------- state
+    @property
+    @abstractmethod
+    def coef(self) -> np.ndarray:
+        """Full coefficient vector, shape (n_features,), zero off the support."""
+
+    @property
+    @abstractmethod
+    def intercept(self) -> float:
+        """The unpenalised intercept (0 when the objective fits none)."""
+
+    @abstractmethod
+    def add(self, j: int) -> float:
+        """Add feature j, refit on the new support; return the objective decrease."""
+
+    @abstractmethod
+    def remove(self, j: int) -> float:
+        """Remove feature j, refit; return the objective increase."""
+
+    # ----------------------------------------------------------------- scores
+    @abstractmethod
+    def gradient(self) -> np.ndarray:
+        """dQ/dcoef at the current point, shape (n_features,)."""
+
+    @abstractmethod
+    def coordinate_drops(self) -> np.ndarray:
+        """Q(w) - min_alpha Q(w + alpha e_j) for every feature (FoBa-obj's goodness).
+
+        Shape (n_features,); 0 for selected features.
+        """
+
+    @abstractmethod
+    def quadratic_scores(self) -> np.ndarray:
+        """Shalev-Shwartz et al. Section 2.3 rule: the drop of the quadratic model
+        ``min_alpha ||alpha x_j - g||^2`` with g the gradient with respect to the predictions,
+        i.e. ``(x_j . g)^2 / ||x_j||^2`` up to a constant factor. 0 for selected features."""
+
+    @abstractmethod
+    def deletion_costs(self) -> np.ndarray:
+        """Q(w - w_j e_j) - Q(w) for every selected j, aligned with ``support``; no refit
+        (FoBa's backward criterion in both papers' algorithm boxes)."""
+
+    def forward_scores(self, rule: str) -> np.ndarray:
+        """Goodness of every feature under ``rule`` (0 for selected features)."""
+        if rule == "obj":
+            return self.coordinate_drops()
+        if rule == "gdt":
+            g = np.abs(self.gradient())
+            g[self.support] = 0.0
+            return g
+        if rule == "quad":
+            return self.quadratic_scores()
+        raise ValueError(f"unknown forward rule {rule!r}; allowed: {FORWARD_RULES}")
+
+    def refit_gains(self) -> np.ndarray:
+        """Objective decrease of the full refit on support + {j}, for every j (0 if selected).
+
+        Generic version: one warm-started refit per candidate. Objectives with algebra that
+        gives all of them at once override it.
+        """
+        gains = np.zeros(self.objective.n_features)
+        base = self.value
+        for j in range(self.objective.n_features):
+            if j in self._support_set():
+                continue
+            trial = self.copy()
+            try:
+                trial.add(j)
+            except CollinearFeature:
+                continue
+            gains[j] = base - trial.value
+        return gains
+
+    def refit_deletion_costs(self) -> np.ndarray:
+        """Objective increase of the refit on support - {j}, for every selected j (aligned with
+        ``support``). Generic version: one warm-started refit per selected feature."""
+        costs = np.empty(len(self.support))
+        for p, j in enumerate(list(self.support)):
+            trial = self.copy()
+            trial.remove(j)
+            costs[p] = trial.value - self.value
+        return costs
+
+    @abstractmethod
+    def copy(self) -> ActiveSet:
+        """An independent copy (for trial moves)."""
+
+    def _support_set(self) -> set[int]:
+        return set(self.support)

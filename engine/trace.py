@@ -1,0 +1,247 @@
+"""Step-by-step record of a selection run.
+
+Every algorithm reports what it does through a :class:`Recorder`: one :class:`Event` per
+decision. The pages animate these events, the API streams them, and the tests replay them, so
+the trace (not the final support alone) is the product of a run.
+
+Event kinds
+-----------
+``add``     a feature entered the support (``gain`` = objective decrease after the refit,
+            ``score`` = the selection criterion of the chosen feature).
+``remove``  a feature left the support (``gain`` = the deletion cost that was tested,
+            ``threshold`` = the bound it was compared with, ``accepted`` = True).
+``check``   a backward test that kept the support unchanged: the cheapest deletion was too
+            costly (``accepted`` = False). Recorded so the teaching mode can show it.
+``swap``    one feature replaced another in a single step (``feature`` in, ``feature_out`` out).
+``iterate`` an iteration of a continuous method that did not change the support.
+``stop``    the run ended; ``reason`` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+EVENT_KINDS = ("add", "remove", "check", "swap", "iterate", "stop")
+SUPPORT_CHANGING = frozenset({"add", "remove", "swap"})
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Scores behind one decision: ``features[i]`` scored ``scores[i]`` (best first).
+
+    For forward steps these are the forward scores of the candidates; for backward checks the
+    deletion costs of the selected features. ``n_total`` is how many were scored in all (the
+    list may hold only the top N of them when d is large).
+    """
+
+    features: tuple[int, ...]
+    scores: tuple[float, ...]
+    n_total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "scores": [_json_float(s) for s in self.scores],
+            "n_total": self.n_total,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Candidates:
+        return cls(
+            features=tuple(int(f) for f in d["features"]),
+            scores=tuple(_float_or_nan(s) for s in d["scores"]),
+            n_total=int(d["n_total"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One decision of a run. ``objective`` is the objective value after the step."""
+
+    step: int
+    kind: str
+    objective: float
+    support_size: int
+    feature: int | None = None
+    feature_out: int | None = None
+    gain: float | None = None
+    score: float | None = None
+    threshold: float | None = None
+    accepted: bool | None = None
+    reason: str | None = None
+    info: dict[str, float] = field(default_factory=dict)
+    candidates: Candidates | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["candidates"] = self.candidates.to_dict() if self.candidates is not None else None
+        for key in ("objective", "gain", "score", "threshold"):
+            d[key] = _json_float(d[key])
+        d["info"] = {k: _json_float(v) for k, v in self.info.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        cand = d.get("candidates")
+        return cls(
+            step=int(d["step"]),
+            kind=str(d["kind"]),
+            objective=_float_or_nan(d["objective"]),
+            support_size=int(d["support_size"]),
+            feature=_int_or_none(d.get("feature")),
+            feature_out=_int_or_none(d.get("feature_out")),
+            gain=_float_or_none(d.get("gain")),
+            score=_float_or_none(d.get("score")),
+            threshold=_float_or_none(d.get("threshold")),
+            accepted=d.get("accepted"),
+            reason=d.get("reason"),
+            info={k: _float_or_nan(v) for k, v in (d.get("info") or {}).items()},
+            candidates=Candidates.from_dict(cand) if cand else None,
+        )
+
+
+RecorderCallback = Callable[[Event], "bool | None"]
+
+
+class StopRequested(Exception):
+    """Raised inside an algorithm when the recorder asked the run to stop."""
+
+
+class Recorder:
+    """Collects events, numbers them, and relays each to an optional callback.
+
+    The callback may return ``False`` to stop the run (that is how cancellation works): the
+    recorder then raises :class:`StopRequested` out of :meth:`emit`, and ``engine.select``
+    turns it into a result whose last event is a ``stop`` with reason ``"stopped by recorder"``.
+
+    Parameters
+    ----------
+    callback : callable, optional
+        Called with every event as it happens.
+    record_candidates : bool
+        Attach the candidate scores behind each decision (for the teaching mode).
+    max_candidates : int
+        Keep only the best ``max_candidates`` scores per decision (0 keeps all).
+    """
+
+    def __init__(
+        self,
+        callback: RecorderCallback | None = None,
+        *,
+        record_candidates: bool = False,
+        max_candidates: int = 50,
+    ) -> None:
+        self.callback = callback
+        self.record_candidates = record_candidates
+        self.max_candidates = max_candidates
+        self.events: list[Event] = []
+
+    def emit(self, kind: str, **fields: Any) -> Event:
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}; allowed: {EVENT_KINDS}")
+        event = Event(step=len(self.events), kind=kind, **fields)
+        self.events.append(event)
+        if self.callback is not None and self.callback(event) is False and kind != "stop":
+            raise StopRequested
+        return event
+
+    def candidates(
+        self, features: np.ndarray, scores: np.ndarray, *, largest_first: bool = True
+    ) -> Candidates | None:
+        """Package the scores behind a decision, or None when not recording them."""
+        if not self.record_candidates or len(features) == 0:
+            return None
+        scores = np.asarray(scores, dtype=float)
+        order = np.argsort(-scores if largest_first else scores, kind="stable")
+        if self.max_candidates:
+            order = order[: self.max_candidates]
+        return Candidates(
+            features=tuple(int(f) for f in np.asarray(features)[order]),
+            scores=tuple(float(s) for s in scores[order]),
+            n_total=len(features),
+        )
+
+
+# --------------------------------------------------------------------------- path analysis
+
+
+def replay(events: Iterable[Event]) -> list[frozenset[int]]:
+    """Support after every event, in order (one entry per event)."""
+    support: set[int] = set()
+    out: list[frozenset[int]] = []
+    for e in events:
+        if e.kind == "add":
+            support.add(_need(e.feature, e))
+        elif e.kind == "remove":
+            support.remove(_need(e.feature, e))
+        elif e.kind == "swap":
+            support.remove(_need(e.feature_out, e))
+            support.add(_need(e.feature, e))
+        out.append(frozenset(support))
+    return out
+
+
+def final_support(events: Iterable[Event]) -> np.ndarray:
+    supports = replay(events)
+    return np.array(sorted(supports[-1]) if supports else [], dtype=np.intp)
+
+
+def best_along_path(events: Sequence[Event]) -> dict[int, tuple[frozenset[int], float, int]]:
+    """Zhang's "best k features along the path", for every size k the path visited.
+
+    Returns ``{k: (support, objective, step)}`` with the support of size k that had the smallest
+    objective after a support-changing event (the first such step on ties).
+    """
+    best: dict[int, tuple[frozenset[int], float, int]] = {}
+    for e, support in zip(events, replay(events), strict=True):
+        if e.kind not in SUPPORT_CHANGING:
+            continue
+        k = len(support)
+        if k not in best or e.objective < best[k][1]:
+            best[k] = (support, e.objective, e.step)
+    return best
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def to_json(events: Iterable[Event]) -> str:
+    return json.dumps([e.to_dict() for e in events], allow_nan=False)
+
+
+def from_json(text: str) -> list[Event]:
+    return [Event.from_dict(d) for d in json.loads(text)]
+
+
+def _json_float(x: float | None) -> float | str | None:
+    # JSON has no inf/nan; keep them representable rather than lose or crash on them.
+    if x is None:
+        return None
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def _float_or_nan(x: Any) -> float:
+    return float(x) if x is not None else math.nan
+
+
+def _float_or_none(x: Any) -> float | None:
+    return None if x is None else float(x)
+
+
+def _int_or_none(x: Any) -> int | None:
+    return None if x is None else int(x)
+
+
+def _need(feature: int | None, e: Event) -> int:
+    if feature is None:
+        raise ValueError(f"event {e.step} ({e.kind}) names no feature")
+    return feature
