@@ -42,8 +42,13 @@ def backward(objective, rec, *, k, rng):
                 "is not identifiable; drop duplicated or collinear columns first"
             ) from None
         rec.emit(
-            "add", feature=j, objective=state.value, support_size=len(state.support),
-            gain=gain, accepted=True, reason="building the full model",
+            "add",
+            feature=j,
+            objective=state.value,
+            support_size=len(state.support),
+            gain=gain,
+            accepted=True,
+            reason="building the full model",
         )
     tracker = PathTracker(k, d)
     tracker.observe(state)
@@ -54,8 +59,14 @@ def backward(objective, rec, *, k, rng):
         cand = rec.candidates(np.array(state.support), costs, largest_first=False)
         increase = state.remove(j)
         rec.emit(
-            "remove", feature=j, objective=state.value, support_size=len(state.support),
-            gain=increase, score=float(costs[p]), accepted=True, candidates=cand,
+            "remove",
+            feature=j,
+            objective=state.value,
+            support_size=len(state.support),
+            gain=increase,
+            score=float(costs[p]),
+            accepted=True,
+            candidates=cand,
         )
         tracker.observe(state)
     reason = f"reached k = {k} features"

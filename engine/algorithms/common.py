@@ -69,7 +69,9 @@ class PathTracker:
         coef = np.zeros(self.n_features)
         coef[list(snap.support)] = snap.coef_on_support
         if size < self.k:
-            reason += f"; the path never reached {self.k} features, returning the best of size {size}"
+            reason += (
+                f"; the path never reached {self.k} features, returning the best of size {size}"
+            )
         return Solution(
             support=np.array(sorted(snap.support), dtype=np.intp),
             coef=coef,

@@ -71,10 +71,14 @@ def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Sol
     reference="Zhang 2008, Section 3 (the heuristic 'as implemented in SAS')",
     params=(
         Param(
-            "eps_back", "float", None,
+            "eps_back",
+            "float",
+            None,
             "Fixed backward threshold on the objective increase (Zhang uses 10 on Boston "
             "Housing's squared-error scale).",
-            minimum=0.0, exclusive_minimum=True, required=True,
+            minimum=0.0,
+            exclusive_minimum=True,
+            required=True,
         ),
         DELTA,
         MAX_STEPS,

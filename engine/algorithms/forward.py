@@ -51,7 +51,9 @@ def forward_run(
     reference="Zhang 2008, Figure 1; Shalev-Shwartz, Srebro & Zhang 2010, Algorithm 3",
     params=(
         Param(
-            "selection", "str", "obj",
+            "selection",
+            "str",
+            "obj",
             "obj: exact one-coordinate objective drop; quad: the quadratic approximation "
             "(Shalev-Shwartz et al. Section 2.3).",
             choices=("obj", "quad"),
@@ -65,8 +67,13 @@ def forward_run(
 )
 def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_replacements):
     return forward_run(
-        objective, rec, k=k, rule=selection, delta=delta,
-        replacement=replacement, max_replacements=max_replacements,
+        objective,
+        rec,
+        k=k,
+        rule=selection,
+        delta=delta,
+        replacement=replacement,
+        max_replacements=max_replacements,
     )
 
 
@@ -82,8 +89,13 @@ def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_re
 )
 def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     return forward_run(
-        objective, rec, k=k, rule="gdt", epsilon=epsilon,
-        replacement=replacement, max_replacements=max_replacements,
+        objective,
+        rec,
+        k=k,
+        rule="gdt",
+        epsilon=epsilon,
+        replacement=replacement,
+        max_replacements=max_replacements,
     )
 
 
@@ -99,8 +111,13 @@ def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
 )
 def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     return forward_run(
-        objective, rec, k=k, rule="refit", delta=delta,
-        replacement=replacement, max_replacements=max_replacements,
+        objective,
+        rec,
+        k=k,
+        rule="refit",
+        delta=delta,
+        replacement=replacement,
+        max_replacements=max_replacements,
     )
 
 
@@ -112,7 +129,9 @@ def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     reference="Shalev-Shwartz, Srebro & Zhang 2010, Algorithms 3 and 4 (Theorem 2.9)",
     params=(
         Param(
-            "variant", "str", "full",
+            "variant",
+            "str",
+            "full",
             "full: Algorithm 4 (refit on support + best feature, drop the smallest weight); "
             "simple: swap largest |gradient| in, smallest |weight| out.",
             choices=("full", "simple"),

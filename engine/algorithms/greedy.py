@@ -54,10 +54,6 @@ class PathConfig:
     max_steps: int | None = None
 
 
-def _scores(state: ActiveSet, rule: str) -> np.ndarray:
-    return state.refit_gains() if rule == "refit" else state.forward_scores(rule)
-
-
 def greedy_path(
     objective: Objective, rec: Recorder, cfg: PathConfig, state: ActiveSet | None = None
 ) -> tuple[Solution, ActiveSet]:
@@ -88,11 +84,14 @@ def greedy_path(
         if size + len(excluded) >= d:
             reason = "every feature is selected"
             break
-        scores = _scores(state, cfg.rule)
-        if excluded:
-            scores[list(excluded)] = 0.0
-        j = int(np.argmax(scores))
-        best = float(scores[j])
+        if rec.record_candidates:
+            scores = state.forward_scores(cfg.rule)
+            if excluded:
+                scores[list(excluded)] = 0.0
+            j = int(np.argmax(scores))
+            best = float(scores[j])
+        else:
+            j, best = state.best_candidate(cfg.rule, excluded)
         if cfg.rule == "gdt" and cfg.epsilon is not None and best < cfg.epsilon:
             reason = f"largest |gradient| {best:.4g} < epsilon = {cfg.epsilon:g}"
             break
@@ -129,7 +128,9 @@ def greedy_path(
         )
         tracker.observe(state)
         if not forward_only:
-            steps = _backward_phase(state, rec, cfg, gains, smallest_gain, steps, max_steps, tracker)
+            steps = _backward_phase(
+                state, rec, cfg, gains, smallest_gain, steps, max_steps, tracker
+            )
 
     return tracker.solution(state, reason), state
 

@@ -33,8 +33,13 @@ def oblivious(objective, rec, *, k, rng):
         except CollinearFeature:
             continue  # a duplicate of a kept feature adds nothing to the model
         rec.emit(
-            "add", feature=int(j), objective=state.value, support_size=len(state.support),
-            gain=gain, score=float(scores[j]), accepted=True,
+            "add",
+            feature=int(j),
+            objective=state.value,
+            support_size=len(state.support),
+            gain=gain,
+            score=float(scores[j]),
+            accepted=True,
             candidates=cand if len(state.support) == 1 else None,
         )
     reason = f"kept the top k = {k} features"

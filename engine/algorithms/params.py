@@ -5,42 +5,64 @@ from __future__ import annotations
 from ..registry import Param
 
 NU = Param(
-    "nu", "float", 0.5,
+    "nu",
+    "float",
+    0.5,
     "Backward ratio: delete while the deletion cost is below nu times the forward gain "
     "(Zhang 2008 uses 0.5).",
-    minimum=0.0, maximum=1.0, exclusive_minimum=True,
+    minimum=0.0,
+    maximum=1.0,
+    exclusive_minimum=True,
 )
 BACKWARD = Param(
-    "backward", "str", "standard",
+    "backward",
+    "str",
+    "standard",
     "Backward rule: standard (nu x the gain when the support last grew to its size), "
     "conservative (nu x the smallest forward gain so far), aggressive (the phase's cumulative "
     "cost against nu x the gains it undoes).",
     choices=("standard", "conservative", "aggressive"),
 )
 DELTA = Param(
-    "delta", "float", None,
+    "delta",
+    "float",
+    None,
     "Stop when the best forward objective drop is below delta (Liu et al., FoBa-obj).",
-    minimum=0.0, exclusive_minimum=True, nullable=True,
+    minimum=0.0,
+    exclusive_minimum=True,
+    nullable=True,
 )
 EPSILON = Param(
-    "epsilon", "float", None,
+    "epsilon",
+    "float",
+    None,
     "Stop when the largest |gradient| is below epsilon (Liu et al., FoBa-gdt).",
-    minimum=0.0, exclusive_minimum=True, nullable=True,
+    minimum=0.0,
+    exclusive_minimum=True,
+    nullable=True,
 )
 MAX_STEPS = Param(
-    "max_steps", "int", None,
+    "max_steps",
+    "int",
+    None,
     "Number of add/remove steps in the path (default 5k, Zhang's path length).",
-    minimum=1, nullable=True,
+    minimum=1,
+    nullable=True,
 )
 REPLACEMENT = Param(
-    "replacement", "str", "none",
+    "replacement",
+    "str",
+    "none",
     "Post-process with replacement steps (Shalev-Shwartz et al., Algorithm 4): full refit on "
     "support + best feature then drop the smallest weight, or the simple gradient / "
     "smallest-weight swap.",
     choices=("none", "full", "simple"),
 )
 MAX_REPLACEMENTS = Param(
-    "max_replacements", "int", None,
+    "max_replacements",
+    "int",
+    None,
     "Most replacement steps to try (default 10k).",
-    minimum=1, nullable=True,
+    minimum=1,
+    nullable=True,
 )

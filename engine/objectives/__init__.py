@@ -4,4 +4,11 @@ from .base import FORWARD_RULES, ActiveSet, CollinearFeature, Objective
 from .least_squares import LeastSquares
 from .logistic import Logistic
 
-__all__ = ["FORWARD_RULES", "ActiveSet", "CollinearFeature", "LeastSquares", "Logistic", "Objective"]
+__all__ = [
+    "FORWARD_RULES",
+    "ActiveSet",
+    "CollinearFeature",
+    "LeastSquares",
+    "Logistic",
+    "Objective",
+]

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-FORWARD_RULES = ("obj", "gdt", "quad")
+FORWARD_RULES = ("obj", "gdt", "quad", "refit")
 
 
 class CollinearFeature(ValueError):
@@ -114,7 +114,21 @@ class ActiveSet(ABC):
             return g
         if rule == "quad":
             return self.quadratic_scores()
+        if rule == "refit":
+            return self.refit_gains()
         raise ValueError(f"unknown forward rule {rule!r}; allowed: {FORWARD_RULES}")
+
+    def best_candidate(self, rule: str, excluded: set[int]) -> tuple[int, float]:
+        """The best feature to add under ``rule`` and its score, skipping ``excluded``.
+
+        Objectives that can find the argmax without scoring every feature override it; the
+        answer must equal the argmax of ``forward_scores`` (lowest index on ties).
+        """
+        scores = self.forward_scores(rule)
+        if excluded:
+            scores[list(excluded)] = 0.0
+        j = int(np.argmax(scores))
+        return j, float(scores[j])
 
     def refit_gains(self) -> np.ndarray:
         """Objective decrease of the full refit on support + {j}, for every j (0 if selected).

@@ -122,18 +122,22 @@ def logistic_coordinate_drops(
     return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0)
 
 
+def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per-sample log-loss change loss(eta + z) - loss(eta), given p = sigmoid(eta).
+
+    loss(eta + z) - loss(eta) = log(1 - p + p e^z) - t z, written as
+    z+ + log(1 - q + q e^-|z|) with q = p for z <= 0 and 1 - p for z > 0: it cannot overflow,
+    and its rounding is 1e-16 absolute per sample, far below any difference that can decide a
+    selection (numpy's exp and log are vectorised, its expm1 and log1p are not).
+    """
+    q = np.where(z > 0, 1.0 - p, p)
+    return np.maximum(z, 0.0) + np.log(1.0 - q + q * np.exp(-np.abs(z))) - t * z
+
+
 def _objective_change(
     cols: Columns, a: np.ndarray, p_row: np.ndarray, t: np.ndarray, lam: float, n: int
 ) -> np.ndarray:
-    """Q(w + a_j e_j) - Q(w) per column, from per-entry loss differences.
-
-    With z = a x and p = sigmoid(eta): loss(eta + z) - loss(eta) = log(1 - p + p e^z) - t z,
-    written as z+ + log(1 - q + q e^-|z|) with q = p for z <= 0 and 1 - p for z > 0, which
-    cannot overflow; its rounding is 1e-16 absolute per sample, far below any drop that can
-    decide a selection (numpy's exp and log are vectorised, its expm1 and log1p are not).
-    """
+    """Q(w + a_j e_j) - Q(w) per column, from per-entry loss differences."""
     z = cols.at_cols(a) * cols.x
-    p = cols.at_rows(p_row)
-    q = np.where(z > 0, 1.0 - p, p)
-    diff = np.maximum(z, 0.0) + np.log(1.0 - q + q * np.exp(-np.abs(z))) - cols.at_rows(t) * z
+    diff = loss_change(cols.at_rows(p_row), z, cols.at_rows(t))
     return cols.colsum(diff) / n + 0.5 * lam * a * a

@@ -242,9 +242,7 @@ register_objective(
         summary="(1/2n) ||y - Xw - b||^2 with an unpenalised intercept.",
         reference="Zhang 2008; Liu et al. 2014, Section 4",
         factory=LeastSquares,
-        params=(
-            Param("fit_intercept", "bool", True, "Fit an unpenalised intercept."),
-        ),
+        params=(Param("fit_intercept", "bool", True, "Fit an unpenalised intercept."),),
         task="regression",
     )
 )
