@@ -100,6 +100,7 @@ def select(
             f"not {objective!r}"
         )
     X, y = _check_data(X, y)
+    _check_target(y, obj_spec.task)
     obj_names = {p.name for p in obj_spec.params}
     obj_params = obj_spec.validate({n: v for n, v in params.items() if n in obj_names})
     algo_params = algo.validate({n: v for n, v in params.items() if n not in obj_names})
@@ -108,9 +109,7 @@ def select(
     if isinstance(recorder, Recorder):
         rec = recorder
     else:
-        rec = Recorder(
-            recorder, record_candidates=record_candidates, max_candidates=max_candidates
-        )
+        rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
     loss = obj_spec.factory(X, y, **obj_params)
     rng = np.random.default_rng(random_state)
     start = time.perf_counter()
@@ -118,7 +117,11 @@ def select(
     try:
         sol = algo.func(loss, rec, k=k, rng=rng, **algo_params)
         support, coef, intercept, value, reason = (
-            sol.support, sol.coef, sol.intercept, sol.value, sol.reason,
+            sol.support,
+            sol.coef,
+            sol.intercept,
+            sol.value,
+            sol.reason,
         )
     except StopRequested:
         cancelled = True
@@ -150,6 +153,10 @@ def _check_data(X, y):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        # Every format (LIL, DOK, ...) becomes CSC, the layout the objectives work in.
+        X = sp.csc_matrix(X)
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X contains NaN or infinite values")
     else:
@@ -162,8 +169,7 @@ def _check_data(X, y):
         if bad.any():
             i, j = np.argwhere(bad)[0]
             raise ValueError(
-                f"X contains {int(bad.sum())} NaN or infinite values (first at row {i}, "
-                f"column {j})"
+                f"X contains {int(bad.sum())} NaN or infinite values (first at row {i}, column {j})"
             )
     n, d = X.shape
     if n < 2 or d < 1:
@@ -174,6 +180,28 @@ def _check_data(X, y):
     if np.issubdtype(y.dtype, np.number) and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinite values")
     return X, y
+
+
+def _check_target(y: np.ndarray, task: str) -> None:
+    """A regression target must be numeric; classification labels may be anything."""
+    if task != "regression" or np.issubdtype(y.dtype, np.number) or y.dtype == bool:
+        return
+    try:
+        y.astype(np.float64)
+    except (TypeError, ValueError):
+        first = next((v for v in y if not _is_number(v)), y[0])
+        raise ValueError(
+            f"y must be numeric for objective with a {task} task; found {first!r}. "
+            "Use a classification objective (logistic) for labels."
+        ) from None
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _check_k(k: Any, mode: str, algorithm: str, n_features: int) -> int | None:

@@ -81,6 +81,14 @@ def greedy_path(
         if steps >= max_steps:
             reason = f"max_steps = {max_steps} add/remove steps taken"
             break
+        if cfg.k is not None and size - cfg.k > max_steps - steps:
+            # Even deleting at every remaining step could not bring the path back to k
+            # features, so the best size-k support along it is already known.
+            reason = (
+                f"the path ({size} features) cannot return to k = {cfg.k} in the "
+                f"{max_steps - steps} steps left of max_steps = {max_steps}"
+            )
+            break
         if size + len(excluded) >= d:
             reason = "every feature is selected"
             break

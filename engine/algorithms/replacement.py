@@ -79,9 +79,10 @@ def _propose(state: ActiveSet, variant: str):
             weights = np.abs(trial.coef[trial.support])
             p = int(np.argmin(weights))
             q = trial.support[p]
+            if q == r:  # the newcomer is the weakest: no swap (the paper's delta_t <= 0)
+                return trial, r, q, state.value
             tested = trial.value + float(trial.deletion_costs()[p])
-            if q != r:
-                trial.remove(q)
+            trial.remove(q)
             return trial, r, q, tested
         p = int(np.argmin(np.abs(state.coef[state.support])))
         q = state.support[p]

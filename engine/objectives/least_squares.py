@@ -15,7 +15,7 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from ..registry import ObjectiveSpec, Param, register_objective
 from .base import ActiveSet, CollinearFeature, Objective
-from .design import Design
+from .design import Design, SupportBlock
 
 # A feature whose component orthogonal to the support keeps less than this fraction of its
 # squared norm adds nothing that rounding error would not swamp.
@@ -64,8 +64,7 @@ class LeastSquaresActiveSet(ActiveSet):
         self.design = objective.design
         n = objective.n_samples
         cap = max(1, min(objective.n_features, 16))
-        self.support = []
-        self._cols = np.empty((cap, n))  # row p = centred column of support[p]
+        self._block = SupportBlock(self.design)
         self._gram = np.zeros((cap, cap))
         self._chol = np.zeros((cap, cap))  # lower Cholesky factor of the support's Gram
         self._xty = np.zeros(cap)
@@ -78,6 +77,10 @@ class LeastSquaresActiveSet(ActiveSet):
         self._proj_sq = np.zeros(objective.n_features)
 
     # ----------------------------------------------------------------- state
+    @property
+    def support(self) -> list[int]:
+        return self._block.features
+
     @property
     def k(self) -> int:
         return len(self.support)
@@ -102,7 +105,7 @@ class LeastSquaresActiveSet(ActiveSet):
         old = self.value
         if k:
             self._w = cho_solve((self._chol[:k, :k], True), self._xty[:k])
-            self.residual = self.objective.y_centered - self._w @ self._cols[:k]
+            self.residual = self.objective.y_centered - self._block.matvec(self._w)
         else:
             self._w = np.zeros(0)
             self.residual = self.objective.y_centered.copy()
@@ -110,13 +113,10 @@ class LeastSquaresActiveSet(ActiveSet):
         return old - self.value
 
     def _grow(self) -> None:
-        cap = self._cols.shape[0]
+        cap = self._gram.shape[0]
         if self.k < cap:
             return
         new = min(2 * cap, self.objective.n_features)
-        cols = np.empty((new, self.objective.n_samples))
-        cols[:cap] = self._cols
-        self._cols = cols
         for name in ("_gram", "_chol"):
             m = np.zeros((new, new))
             m[:cap, :cap] = getattr(self, name)
@@ -130,30 +130,28 @@ class LeastSquaresActiveSet(ActiveSet):
             raise ValueError(f"feature {j} is already selected")
         x = self.design.column(j)
         k = self.k
-        g = self._cols[:k] @ x
+        g = self._block.rmatvec(x)
         xx = float(x @ x)
         l = solve_triangular(self._chol[:k, :k], g, lower=True) if k else g
         d2 = xx - float(l @ l)
         if xx == 0.0 or d2 <= _COLLINEAR_TOL * xx:
             raise CollinearFeature(f"feature {j} is (numerically) in the span of the support")
         self._grow()
-        self._cols[k] = x
+        self._block.append(j, x)
         self._gram[k, :k] = self._gram[:k, k] = g
         self._gram[k, k] = xx
         self._chol[k, :k] = l
         self._chol[k, k] = np.sqrt(d2)
         self._xty[k] = x @ self.objective.y_centered
-        self.support.append(j)
         return self._refresh()
 
     def remove(self, j: int) -> float:
         p = self.support.index(j)
         k = self.k
         keep = np.r_[0:p, p + 1 : k]
-        self._cols[: k - 1] = self._cols[keep]
+        self._block.delete(p)
         self._gram[: k - 1, : k - 1] = self._gram[np.ix_(keep, keep)]
         self._xty[: k - 1] = self._xty[keep]
-        del self.support[p]
         k -= 1
         self._chol[:, :] = 0.0
         if k:
@@ -165,9 +163,9 @@ class LeastSquaresActiveSet(ActiveSet):
     def copy(self) -> LeastSquaresActiveSet:
         new = LeastSquaresActiveSet.__new__(LeastSquaresActiveSet)
         new.__dict__.update(self.__dict__)
-        for name in ("_cols", "_gram", "_chol", "_xty", "_w", "residual", "_basis", "_proj_sq"):
+        for name in ("_gram", "_chol", "_xty", "_w", "residual", "_basis", "_proj_sq"):
             setattr(new, name, getattr(self, name).copy())
-        new.support = list(self.support)
+        new._block = self._block.copy()
         new._basis_for = list(self._basis_for)
         return new
 
@@ -193,7 +191,7 @@ class LeastSquaresActiveSet(ActiveSet):
     def deletion_costs(self) -> np.ndarray:
         k = self.k
         w = self._w
-        c = self._cols[:k] @ self.residual
+        c = self._block.rmatvec(self.residual)
         sq = np.diag(self._gram)[:k]
         return (2 * w * c + w * w * sq) / (2 * self.objective.n_samples)
 
@@ -226,7 +224,7 @@ class LeastSquaresActiveSet(ActiveSet):
             self._basis = np.empty((0, self.objective.n_samples))
             self._proj_sq = np.zeros(self.objective.n_features)
         for p in range(len(self._basis_for), self.k):
-            q = self._cols[p].copy()
+            q = self.design.column(self.support[p])
             for _ in range(2):  # twice is enough (Kahan-Parlett)
                 q -= (self._basis @ q) @ self._basis
             q /= np.linalg.norm(q)

@@ -1,0 +1,1021 @@
+#!/usr/bin/env python
+"""Engine speed against reference peers, measured in the same run.
+
+Usage (from the repository root)::
+
+    python bench/engine_speed.py            # full run, a few minutes on 2 cores
+    python bench/engine_speed.py --quick    # fewer repeats, shorter caps, skips slow extras
+    python bench/engine_speed.py --only a,b,micro
+    python bench/engine_speed.py --only e --profile e:foba-obj
+
+Every figure is the median wall time of several repeats after one warm-up run, and runs are
+interleaved (one run of every method per round) so that machine noise hits ours and the peers
+alike; compare the *ratios*, not the absolute seconds. One of our runs that exceeds the per-run
+cap is stopped through the engine's public cancellation (a recorder callback returning False)
+and reported as ">= cap". Objective values are always *our* objective evaluated at each
+method's selected support, refitted by our engine (``Objective.fit_support(S).value``), so
+supports chosen by peers with different losses (abess, LARS) are compared on one scale.
+
+Targets are printed as PASS / MISS next to the figures; the script never fails on a MISS.
+See bench/README.md for the problems, the peers' settings and how to read the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import multiprocessing
+import os
+import platform
+import pstats
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from engine.objectives import LeastSquares, Logistic  # noqa: E402
+
+try:  # peers are optional: a missing one is reported as n/a, never a crash
+    import sklearn
+    from sklearn.linear_model import OrthogonalMatchingPursuit, lars_path, orthogonal_mp
+except ImportError:  # pragma: no cover
+    sklearn = None
+try:
+    import abess
+except ImportError:  # pragma: no cover
+    abess = None
+try:
+    import threadpoolctl
+except ImportError:  # pragma: no cover
+    threadpoolctl = None
+
+PROBLEM_KEYS = ("a", "b", "c", "d", "e", "micro")
+LIU_SPARSITIES = (5, 8, 11, 14)
+LOGISTIC_LAM_D = 0.01  # Liu et al. Appendix D.1 (synthetic)
+LOGISTIC_LAM_E = 1e-4  # the engine's default (Liu et al.'s UCI setting)
+
+# Targets (printed, never enforced).
+MICRO_TARGET = 1.3  # one forward step <= 1.3 x one X^T r on (b)
+SPARSE_TARGET_S = 0.25  # FoBa on (c)
+ABESS_FACTOR = 2.0  # FoBa-obj on logistic within 2x abess's time
+OBJ_RTOL = 1e-9  # "no worse than" tolerance on objective values
+
+
+def log(msg: str) -> None:
+    """Progress goes to stderr so stdout stays a clean markdown report."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+# =========================================================================== problems
+
+
+@dataclass
+class Problem:
+    key: str
+    title: str
+    X: Any
+    y: np.ndarray
+    k: int
+    objective: str  # "least_squares" or "logistic"
+    params: dict[str, Any] = field(default_factory=dict)  # objective params (lam)
+    source: str = "inline"
+    _loss: Any = None
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    def loss(self):
+        """Our objective on this data (built once; used to refit every method's support)."""
+        if self._loss is None:
+            if self.objective == "least_squares":
+                self._loss = LeastSquares(self.X, self.y)
+            else:
+                self._loss = Logistic(self.X, self.y, **self.params)
+        return self._loss
+
+    def refit_value(self, support) -> float:
+        return float(self.loss().fit_support([int(j) for j in support]).value)
+
+
+def _from_datasets(name: str, seed: int, **params):
+    """engine.datasets.generate(name, ...) -> (X, y, source label), or None if unavailable."""
+    try:
+        from engine.datasets import generate
+    except Exception:  # module missing or broken: use the inline construction
+        return None
+    try:
+        P = generate(name, random_state=seed, **params)
+        return P.X, np.asarray(P.y), f"engine.datasets.generate({name!r}, random_state={seed})"
+    except Exception as exc:
+        log(f"  engine.datasets.generate({name!r}) failed ({exc!r}); using inline construction")
+        return None
+
+
+def problem_a(seed: int) -> Problem:
+    n, d, k = 100, 500, 5
+    got = _from_datasets("zhang2008", seed, n=n, d=d, k_true=k, noise_var=0.1)
+    if got is None:
+        # Inline version of Zhang's setting: 5 true N(0,1) columns, 10 decoys correlated 0.85
+        # with positive mixes of two true columns, columns scaled to ||f_j||^2 = n,
+        # coefficients U[0, 10], noise variance 0.1.
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((n, d))
+        S = np.sort(rng.choice(d, k, replace=False))
+        X[:, S] *= np.sqrt(n) / np.linalg.norm(X[:, S], axis=0)
+        decoys = rng.choice(np.setdiff1d(np.arange(d), S), 2 * k, replace=False)
+        for j in decoys:
+            par = rng.choice(S, 2, replace=False)
+            u = X[:, par] @ rng.uniform(0, 1, 2)
+            u *= np.sqrt(n) / np.linalg.norm(u)
+            z = X[:, j] * np.sqrt(n) / np.linalg.norm(X[:, j])
+            X[:, j] = 0.85 * u + np.sqrt(1 - 0.85**2) * z
+        X *= np.sqrt(n) / np.linalg.norm(X, axis=0)
+        w = np.zeros(d)
+        w[S] = rng.uniform(0, 10, k)
+        y = X @ w + rng.normal(0, np.sqrt(0.1), n)
+        got = (X, y, "inline (Zhang 2008 construction)")
+    X, y, src = got
+    return Problem(
+        "a",
+        "(a) least squares, Zhang 2008 Table 1 setting: n=100, d=500, k=5, 10 correlated decoys",
+        X,
+        y,
+        k,
+        "least_squares",
+        source=src,
+    )
+
+
+_B_CACHE: dict[int, Problem] = {}
+
+
+def problem_b(seed: int, n: int = 1000, d: int = 10_000, k: int = 50) -> Problem:
+    if seed in _B_CACHE:
+        return _B_CACHE[seed]
+    # Dense Gaussian design, 50 nonzeros +-U[1, 2], noise sd 1 (no generator lists this one).
+    rng = np.random.default_rng(seed + 1000)
+    X = rng.standard_normal((n, d))
+    w = np.zeros(d)
+    S = rng.choice(d, k, replace=False)
+    w[S] = rng.uniform(1, 2, k) * rng.choice([-1.0, 1.0], k)
+    y = X @ w + rng.standard_normal(n)
+    P = Problem(
+        "b",
+        f"(b) least squares dense: n={n}, d={d}, k={k}",
+        X,
+        y,
+        k,
+        "least_squares",
+        source="inline (iid N(0,1), +-U[1,2] coefficients, noise sd 1)",
+    )
+    _B_CACHE[seed] = P
+    return P
+
+
+def problem_c(seed: int) -> Problem:
+    n, d, k, density = 20_000, 50_000, 100, 0.001
+    got = _from_datasets("sparse_design", seed, n=n, d=d, density=density, k_true=k)
+    if got is None:
+        rng = np.random.default_rng(seed + 2000)
+        X = sp.random(
+            n, d, density=density, format="csr", random_state=rng, data_rvs=rng.standard_normal
+        )
+        w = np.zeros(d)
+        nnz_col = np.diff(X.tocsc().indptr)
+        S = rng.choice(np.argsort(-nnz_col)[: 20 * k], k, replace=False)
+        w[S] = rng.uniform(1, 2, k) * rng.choice([-1.0, 1.0], k)
+        signal = X @ w
+        y = signal + rng.normal(0, np.std(signal) / np.sqrt(5.0), n)
+        got = (X, y, "inline (scipy.sparse.random CSR, N(0,1) entries)")
+    X, y, src = got
+    X = sp.csr_matrix(X)
+    return Problem(
+        "c",
+        f"(c) least squares sparse CSR: n={n}, d={d}, density {density}, k={k} (nnz={X.nnz})",
+        X,
+        y,
+        k,
+        "least_squares",
+        source=src,
+    )
+
+
+def problem_d(seed: int, s: int) -> Problem:
+    n, d = 100, 500
+    got = _from_datasets("liu2014_logistic", seed + s, n=n, d=d, s=s)
+    if got is None:
+        rng = np.random.default_rng(seed + 3000 + s)
+        b = np.zeros(d)
+        S = rng.choice(d, s, replace=False)
+        b[S] = rng.uniform(0, 1, s)
+        b *= 5 / np.linalg.norm(b)
+        y = np.where(np.arange(n) < (n + 1) // 2, 1, -1)[rng.permutation(n)]
+        X = rng.standard_normal((n, d)) + y[:, None] * b[None, :]
+        got = (X, y, "inline (Liu et al. App. D.1 construction)")
+    X, y, src = got
+    return Problem(
+        f"d{s}",
+        f"(d) logistic, Liu et al. App. D.1: n={n}, d={d}, s=k={s}, lam={LOGISTIC_LAM_D}",
+        X,
+        y,
+        s,
+        "logistic",
+        params={"lam": LOGISTIC_LAM_D},
+        source=src,
+    )
+
+
+def problem_e(seed: int) -> Problem:
+    n, p, k = 600, 200, 50
+    got = _from_datasets("elenberg2016", seed, n=n, p=p, s=k, alpha=0.3)
+    if got is None:
+        rng = np.random.default_rng(seed + 4000)
+        a, var = 0.3, 5.0
+        Z = rng.normal(0, np.sqrt(var), (n, p))
+        X = np.empty((n, p))
+        X[:, 0] = Z[:, 0] / np.sqrt(1 - a * a)
+        for j in range(1, p):
+            X[:, j] = a * X[:, j - 1] + Z[:, j]
+        w = np.zeros(p)
+        S = rng.choice(p, k, replace=False)
+        w[S] = rng.choice([-1.0, 1.0], k) * np.sqrt(5.0 / k)
+        y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w)))).astype(int)
+        got = (X, y, "inline (Elenberg et al. AR(1) construction)")
+    X, y, src = got
+    return Problem(
+        "e",
+        f"(e) logistic AR(1), Elenberg et al.: n={n}, p={p}, k={k}, alpha=0.3, "
+        f"lam={LOGISTIC_LAM_E:g}",
+        X,
+        y,
+        k,
+        "logistic",
+        params={"lam": LOGISTIC_LAM_E},
+        source=src,
+    )
+
+
+# =========================================================================== methods
+
+
+@dataclass
+class Outcome:
+    support: np.ndarray | None  # None: no size-k answer (cut before reaching k)
+    steps: int | None = None
+    cut: bool = False
+    note: str = ""
+
+
+@dataclass
+class Method:
+    name: str
+    side: str  # "ours" or "peer"
+    run: Callable[[], Outcome] | None  # None: not applicable (reason in na)
+    na: str = ""
+    forked: bool = False  # cannot be cancelled: time it in a forked child, killed at the cap
+
+
+def ours(P: Problem, algorithm: str, cap: float, label: str | None = None, **params) -> Method:
+    kw = {**P.params, **params}
+
+    def run() -> Outcome:
+        deadline = time.perf_counter() + cap
+        res = engine.select(
+            P.X,
+            P.y,
+            algorithm=algorithm,
+            objective=P.objective,
+            k=P.k,
+            recorder=lambda _e: time.perf_counter() < deadline,
+            **kw,
+        )
+        if not res.cancelled:
+            return Outcome(np.asarray(res.support), res.n_steps)
+        # Stopped at the cap: the best size-k support along the partial path, if it got there.
+        best = res.best_along_path().get(P.k)
+        support = np.array(sorted(best[0])) if best else None
+        return Outcome(
+            support, res.n_steps, cut=True, note=f"cut at {cap:g} s after {res.n_steps} steps"
+        )
+
+    return Method(label or algorithm, "ours", run)
+
+
+def _first_error(fn: Callable[[], Any]) -> str | None:
+    try:
+        fn()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
+    return None
+
+
+def peers_least_squares(P: Problem) -> list[Method]:
+    k, X, y = P.k, P.X, P.y
+    out: list[Method] = []
+    if sklearn is None:
+        return [
+            Method(n, "peer", None, na="scikit-learn not installed")
+            for n in ("sklearn OMP", "orthogonal_mp (normalised)", "lars_path lasso")
+        ]
+
+    # -- sklearn OrthogonalMatchingPursuit (centres X and y itself: fit_intercept=True)
+    if P.is_sparse:
+        tiny = sp.random(6, 5, density=0.5, format="csr", random_state=0)
+        err = _first_error(
+            lambda: OrthogonalMatchingPursuit(n_nonzero_coefs=1).fit(tiny, np.arange(6.0))
+        )
+        out.append(
+            Method(
+                "sklearn OMP",
+                "peer",
+                None,
+                na=f"does not accept sparse X ({err})" if err else "not tried",
+            )
+        )
+        out.append(
+            Method(
+                "orthogonal_mp (normalised)",
+                "peer",
+                None,
+                na="needs dense X; centring + normalising densifies "
+                f"{X.shape[0]}x{X.shape[1]} (8 GB)",
+            )
+        )
+        out.append(
+            Method(
+                "lars_path lasso",
+                "peer",
+                None,
+                na="needs dense X (sparse input would densify to 8 GB), "
+                "and centring for the intercept densifies anyway",
+            )
+        )
+    else:
+
+        def sk_omp() -> Outcome:
+            m = OrthogonalMatchingPursuit(n_nonzero_coefs=k).fit(X, y)
+            return Outcome(np.flatnonzero(m.coef_))
+
+        out.append(Method("sklearn OMP", "peer", sk_omp))
+
+        # -- orthogonal_mp on centred, unit-norm columns prepared outside the timing: the
+        # same selection rule as our forward-obj (largest (x_j.r)^2 / ||x_j||^2).
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        norms = np.linalg.norm(Xc, axis=0)
+        norms[norms == 0] = 1.0
+        Xn = np.asfortranarray(Xc / norms)
+        yc = y - y.mean()
+
+        def sk_omp_pre() -> Outcome:
+            coef = orthogonal_mp(Xn, yc, n_nonzero_coefs=k)
+            return Outcome(np.flatnonzero(coef))
+
+        out.append(Method("orthogonal_mp (normalised)", "peer", sk_omp_pre))
+
+        # -- lars_path(method='lasso') on centred data, run until k features are active.
+        Xcf = np.asfortranarray(Xc)
+
+        def lars() -> Outcome:
+            max_iter, active = k, []
+            for _ in range(20):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _, active, coefs = lars_path(Xcf, yc, method="lasso", max_iter=max_iter)
+                if len(active) >= k:
+                    break
+                max_iter += k - len(active)
+            support = np.flatnonzero(coefs[:, -1])
+            return Outcome(
+                support,
+                steps=coefs.shape[1] - 1,
+                note="" if len(support) == k else f"{len(support)} active",
+            )
+
+        out.append(Method("lars_path lasso", "peer", lars))
+
+    out.append(abess_method(P))
+    return out
+
+
+def abess_method(P: Problem) -> Method:
+    if abess is None:
+        return Method("abess", "peer", None, na="abess not installed")
+    k, X = P.k, P.X
+    if P.objective == "logistic":
+        classes = np.unique(P.y)
+        y01 = (P.y == classes[1]).astype(float)  # abess wants 0/1 labels
+
+        def run() -> Outcome:
+            m = abess.LogisticRegression(support_size=[k], cv=1, thread=1)
+            m.fit(X, y01)
+            return Outcome(np.flatnonzero(m.coef_))
+    else:
+        y = P.y
+
+        def run() -> Outcome:
+            m = abess.LinearRegression(support_size=[k], cv=1, thread=1)
+            m.fit(X, y)  # a scipy.sparse X switches abess to its sparse path by itself
+            return Outcome(np.flatnonzero(m.coef_))
+
+    return Method("abess", "peer", run, forked=True)
+
+
+# =========================================================================== timing
+
+
+@dataclass
+class Measured:
+    method: Method
+    times: list[float] = field(default_factory=list)
+    warmup: float | None = None
+    outcome: Outcome | None = None
+    objective: float | None = None
+    error: str | None = None
+
+    @property
+    def cut(self) -> bool:
+        return bool(self.outcome and self.outcome.cut)
+
+    @property
+    def runs(self) -> int:
+        return len(self.times)
+
+    @property
+    def median(self) -> float | None:
+        if self.times:
+            return statistics.median(self.times)
+        return self.warmup
+
+    @property
+    def ok(self) -> bool:
+        return self.method.run is not None and self.error is None and self.median is not None
+
+
+@dataclass
+class Config:
+    quick: bool
+    repeats: int
+    budget: float  # seconds of repeats per method and problem
+    slow: float  # a warm-up slower than this is the only measurement
+    cap: float  # per-run cap on our runs
+    peer_cap: float  # cap on a forked peer run (abess)
+
+
+def timed(fn: Callable[[], Outcome]) -> tuple[float, Outcome]:
+    gc.collect()
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def timed_forked(fn: Callable[[], Outcome], cap: float) -> tuple[float, Outcome]:
+    """Time fn in a forked child (it inherits the data); kill it if it exceeds the cap.
+
+    For peers that cannot be interrupted from Python (abess's C++ core). The timing is taken
+    inside the child, so the fork itself is not counted.
+    """
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(("ok", *timed(fn)))
+        except BaseException as exc:
+            send.send(("error", f"{type(exc).__name__}: {exc}", None))
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    try:
+        if recv.poll(cap + 5.0):
+            status, t, out = recv.recv()
+        else:
+            status, t, out = "timeout", cap, None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    if status == "error":
+        raise RuntimeError(t)
+    if status == "timeout":
+        return cap, Outcome(None, cut=True, note=f"no answer within {cap:g} s (child killed)")
+    return t, out
+
+
+def measure(P: Problem, methods: list[Method], cfg: Config) -> list[Measured]:
+    def once(m: Method) -> tuple[float, Outcome]:
+        return timed_forked(m.run, cfg.peer_cap) if m.forked else timed(m.run)
+
+    rows = [Measured(m) for m in methods]
+    live = [r for r in rows if r.method.run is not None]
+    # Warm-up round (also gives the support and the per-method repeat count).
+    plan: dict[int, int] = {}
+    for r in live:
+        log(f"  {P.key}: warm-up {r.method.name} ...")
+        try:
+            t, out = once(r.method)
+        except Exception as exc:
+            r.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+            log(f"    failed: {r.error}")
+            continue
+        r.warmup, r.outcome = t, out
+        log(f"    {t:.3f} s{' (cut)' if out.cut else ''}")
+        if out.cut or t > cfg.slow:
+            plan[id(r)] = 0
+        else:
+            plan[id(r)] = int(min(cfg.repeats, max(1, cfg.budget // max(t, 1e-9))))
+    # Interleaved rounds: one run of every method still owed repeats, per round.
+    for rnd in range(max(plan.values(), default=0)):
+        for r in live:
+            if r.error is None and plan.get(id(r), 0) > rnd:
+                t, out = once(r.method)
+                r.times.append(t)
+                if out.cut:  # noise pushed a repeat past the cap: keep the first result
+                    r.outcome = out
+    for r in live:
+        if r.outcome is not None and r.outcome.support is not None:
+            r.objective = P.refit_value(r.outcome.support)
+    return rows
+
+
+# =========================================================================== report
+
+
+def fmt_t(r: Measured) -> str:
+    if not r.ok:
+        return "n/a"
+    t = r.median
+    s = f"{t:.3f}" if t < 100 else f"{t:.0f}"
+    return f">= {s}" if r.cut else s
+
+
+def fmt_ratio(a: Measured, b: Measured) -> str:
+    if not (a.ok and b.ok):
+        return "n/a"
+    ratio = a.median / b.median
+    if a.cut and b.cut:
+        return "?"
+    if b.cut:
+        return f"<= {ratio:.2f}"
+    return f">= {ratio:.2f}" if a.cut else f"{ratio:.2f}"
+
+
+def fmt_obj(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.6g}"
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def find(rows: list[Measured], name: str) -> Measured | None:
+    return next((r for r in rows if r.method.name == name), None)
+
+
+def print_problem(P: Problem, rows: list[Measured]) -> None:
+    print(f"\n### {P.title}\n")
+    print(
+        f"Data: {P.source}. Objective: {P.objective}"
+        + (f" (lam={P.params['lam']:g})" if "lam" in P.params else "")
+        + ".\n"
+    )
+    peers = [r for r in rows if r.method.side == "peer"]
+    ref = find(rows, "foba-obj")
+    head = ["method", "side", "median s", "runs", "min-max s"]
+    head += [f"ours / {p.method.name}" for p in peers]
+    head += ["objective (refit)", "vs foba-obj", "size", "steps", "note"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join(["---"] * len(head)) + "|")
+    for r in rows:
+        if r.times:
+            spread = f"{min(r.times):.3f}-{max(r.times):.3f}"
+            runs = str(r.runs)
+        elif r.ok:
+            spread, runs = "-", "1 (warm-up only)"
+        else:
+            spread, runs = "-", "0"
+        ratios = [fmt_ratio(r, p) for p in peers] if r.method.side == "ours" else [""] * len(peers)
+        rel = ""
+        if r.objective is not None and ref is not None and ref.objective is not None:
+            rel = f"{(r.objective - ref.objective) / abs(ref.objective):+.2e}"
+        note = r.method.na or r.error or (r.outcome.note if r.outcome else "")
+        if r.outcome is not None and r.outcome.support is None:
+            note = (note + "; " if note else "") + "never reached k"
+        size = str(len(r.outcome.support)) if r.outcome and r.outcome.support is not None else ""
+        steps = str(r.outcome.steps) if r.outcome and r.outcome.steps is not None else ""
+        cells = [
+            r.method.name,
+            r.method.side,
+            fmt_t(r),
+            runs,
+            spread,
+            *ratios,
+            fmt_obj(r.objective),
+            rel,
+            size,
+            steps,
+            note.replace("|", "/"),
+        ]
+        print("| " + " | ".join(cells) + " |")
+
+
+TARGETS: list[tuple[str, str, str]] = []  # (target, figure, verdict)
+
+
+def target(name: str, figure: str, ok: bool | None) -> None:
+    TARGETS.append((name, figure, verdict(ok)))
+    print(f"- **{verdict(ok)}** {name}: {figure}")
+
+
+def targets_dense_ls(P: Problem, rows: list[Measured]) -> None:
+    print()
+    fo, sk = find(rows, "foba-obj"), find(rows, "sklearn OMP")
+    short = find(rows, "foba-obj max_steps=2k")
+    if fo and sk and fo.ok and sk.ok:
+        ratio = fo.median / sk.median
+        extra = ""
+        if short is not None and short.ok:
+            extra = f"; informative: max_steps=2k gives {fmt_ratio(short, sk)}"
+        target(
+            f"({P.key}) FoBa-obj no slower than sklearn OMP to k={P.k}",
+            f"{fmt_t(fo)} s vs {fmt_t(sk)} s, ratio {fmt_ratio(fo, sk)} (target <= 1.00)" + extra,
+            (not fo.cut) and ratio <= 1.0,
+        )
+    else:
+        target(f"({P.key}) FoBa-obj no slower than sklearn OMP", "not measured", None)
+
+
+def targets_sparse(P: Problem, rows: list[Measured]) -> None:
+    print()
+    fo = find(rows, "foba-obj")
+    if fo and fo.ok:
+        target(
+            f"({P.key}) sparse FoBa-obj under {SPARSE_TARGET_S} s",
+            f"{fmt_t(fo)} s",
+            (not fo.cut) and fo.median < SPARSE_TARGET_S,
+        )
+    else:
+        target(f"({P.key}) sparse FoBa-obj under {SPARSE_TARGET_S} s", "not measured", None)
+
+
+def targets_logistic(P: Problem, rows: list[Measured]) -> None:
+    print()
+    fo, ab, sw = find(rows, "foba-obj"), find(rows, "abess"), find(rows, "stepwise")
+    time_ok = None
+    fig = "not measured"
+    if fo and ab and fo.ok and ab.ok:
+        ratio = fo.median / ab.median
+        time_ok = (not fo.cut) and ratio <= ABESS_FACTOR
+        fig = (
+            f"time {fmt_t(fo)} s vs abess {fmt_t(ab)} s = {fmt_ratio(fo, ab)}x "
+            f"(<= {ABESS_FACTOR:g}x)"
+        )
+    obj_ok = None
+    if fo and fo.objective is not None and sw is not None and sw.objective is not None:
+        obj_ok = fo.objective <= sw.objective + OBJ_RTOL * abs(sw.objective)
+        fig += f"; objective {fo.objective:.6g} vs stepwise {sw.objective:.6g} ({verdict(obj_ok)})"
+    else:
+        if sw is None:
+            why = "not run"
+        elif sw.method.na or sw.error:
+            why = sw.method.na or sw.error
+        elif sw.cut:
+            why = "stepwise stopped at the cap before reaching k"
+        else:
+            why = "FoBa-obj has no size-k answer"
+        fig += f"; objective comparison n/a ({why})"
+    if time_ok is False or obj_ok is False:
+        both = False
+    else:
+        both = True if (time_ok and obj_ok) else None
+    target(f"({P.key}) FoBa-obj within {ABESS_FACTOR:g}x abess, objective <= stepwise", fig, both)
+
+
+# =========================================================================== micro
+
+
+def micro_forward_step(cfg: Config, seed: int) -> None:
+    print("\n### Micro-benchmark on (b): one forward step vs one X^T r\n")
+    P = problem_b(seed)
+    X, y = P.X, P.y
+    loss = LeastSquares(X, y)
+    state = loss.start()
+    for _ in range(25):
+        state.add(int(np.argmax(state.coordinate_drops())))
+    r = getattr(state, "residual", None)
+    if r is None:
+        r = y - X @ state.coef - state.intercept
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    n_rep = 60 if cfg.quick else 100
+
+    def step() -> float:
+        s = state.copy()
+        t0 = time.perf_counter()
+        drops = s.coordinate_drops()
+        j = int(np.argmax(drops))
+        s.add(j)
+        return time.perf_counter() - t0
+
+    def xtr() -> float:
+        t0 = time.perf_counter()
+        X.T @ r
+        return time.perf_counter() - t0
+
+    def drops_only() -> float:
+        t0 = time.perf_counter()
+        state.coordinate_drops()
+        return time.perf_counter() - t0
+
+    j_next = int(np.argmax(state.coordinate_drops()))
+
+    def add_only() -> float:
+        s = state.copy()
+        t0 = time.perf_counter()
+        s.add(j_next)
+        return time.perf_counter() - t0
+
+    parts: dict[str, Callable[[], float]] = {
+        "X.T @ r (numpy, C-ordered X)": xtr,
+        "forward step: coordinate_drops + argmax + add": step,
+        "  coordinate_drops() alone": drops_only,
+        "  add(j) alone (Cholesky update + refit)": add_only,
+    }
+    if hasattr(state, "best_candidate"):
+
+        def best() -> float:
+            t0 = time.perf_counter()
+            state.best_candidate("obj", set())
+            return time.perf_counter() - t0
+
+        parts["  best_candidate('obj') (what the path calls)"] = best
+    for f in parts.values():  # warm-up
+        f()
+    samples: dict[str, list[float]] = {name: [] for name in parts}
+    for _ in range(n_rep):  # interleaved
+        for name, f in parts.items():
+            gc.collect()
+            samples[name].append(f())
+    base = statistics.median(samples["X.T @ r (numpy, C-ordered X)"])
+    print(
+        f"n={X.shape[0]}, d={X.shape[1]}, support size {len(state.support)}; "
+        f"median of {n_rep} interleaved repeats.\n"
+    )
+    base_min = min(samples["X.T @ r (numpy, C-ordered X)"])
+    print("| operation | median ms | min ms | median / median X^T r | min / min X^T r |")
+    print("|---|---|---|---|---|")
+    for name, ts in samples.items():
+        med = statistics.median(ts)
+        print(
+            f"| {name} | {1e3 * med:.3f} | {1e3 * min(ts):.3f} | {med / base:.2f} "
+            f"| {min(ts) / base_min:.2f} |"
+        )
+    step_ts = samples["forward step: coordinate_drops + argmax + add"]
+    ratio = statistics.median(step_ts) / base
+    print()
+    target(
+        "(b) one forward step within 1.3x one X^T r",
+        f"ratio of medians {ratio:.2f}, of minima {min(step_ts) / base_min:.2f} "
+        f"(target <= {MICRO_TARGET})",
+        ratio <= MICRO_TARGET,
+    )
+
+
+# =========================================================================== driver
+
+
+def run_case(P: Problem, cfg: Config, *, stepwise: bool, extras: bool) -> list[Measured]:
+    cap = cfg.cap
+    methods = [
+        ours(P, "foba-obj", cap),
+        ours(P, "foba-gdt", cap),
+        ours(P, "omp", cap),
+        ours(P, "forward-obj", cap),
+    ]
+    if stepwise:
+        methods.append(ours(P, "stepwise", cap))
+    else:
+        methods.append(Method("stepwise", "ours", None, na="skipped (--quick)"))
+    if extras:
+        methods.append(ours(P, "foba-obj", cap, label="foba-obj max_steps=2k", max_steps=2 * P.k))
+    if P.objective == "least_squares":
+        methods += peers_least_squares(P)
+    else:
+        methods.append(abess_method(P))
+    return measure(P, methods, cfg)
+
+
+def profile_one(spec: str, seed: int, cfg: Config) -> None:
+    key, _, algorithm = spec.partition(":")
+    builders = {
+        "a": lambda: problem_a(seed),
+        "b": lambda: problem_b(seed),
+        "c": lambda: problem_c(seed),
+        "e": lambda: problem_e(seed),
+    }
+    for s in LIU_SPARSITIES:
+        builders[f"d{s}"] = lambda s=s: problem_d(seed, s)
+    builders["d"] = builders["d14"]
+    if key not in builders or not algorithm:
+        print(f"\n(--profile {spec!r}: use KEY:ALGORITHM with KEY in {sorted(builders)})")
+        return
+    P = builders[key]()
+    log(f"profiling {algorithm} on {P.key} ...")
+    prof = cProfile.Profile()
+    deadline = time.perf_counter() + cfg.cap
+    prof.enable()
+    res = engine.select(
+        P.X,
+        P.y,
+        algorithm=algorithm,
+        objective=P.objective,
+        k=P.k,
+        recorder=lambda _e: time.perf_counter() < deadline,
+        **P.params,
+    )
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).strip_dirs().sort_stats("tottime").print_stats(15)
+    print(
+        f"\n### cProfile: {algorithm} on ({P.key}), {res.elapsed:.2f} s, {res.n_steps} steps"
+        f"{' (cut at cap)' if res.cancelled else ''}, stop: {res.stop_reason}\n"
+    )
+    print("```")
+    print(buf.getvalue().strip())
+    print("```")
+
+
+def environment(cfg: Config, args) -> None:
+    blas = "unknown"
+    if threadpoolctl is not None:
+        info = threadpoolctl.threadpool_info()
+        libs = {
+            f"{i.get('internal_api')} {i.get('version')}, {i.get('num_threads')} threads"
+            for i in info
+            if i.get("user_api") == "blas"
+        }
+        blas = "; ".join(sorted(libs)) or "none found"
+    vers = [
+        f"python {platform.python_version()}",
+        f"numpy {np.__version__}",
+        f"scipy {scipy.__version__}",
+    ]
+    vers.append(f"scikit-learn {sklearn.__version__}" if sklearn else "scikit-learn missing")
+    vers.append(f"abess {abess.__version__}" if abess else "abess missing")
+    print("# FoBa Lab engine speed vs peers\n")
+    print(
+        f"- mode: {'quick' if cfg.quick else 'full'}; seed {args.seed}; up to {cfg.repeats} "
+        f"timed repeats after 1 warm-up (fewer when a run is slow: a warm-up over "
+        f"{cfg.slow:g} s is the only run); per-run cap {cfg.cap:g} s on ours (cancelled through "
+        f"the recorder), {cfg.peer_cap:g} s on abess (timed in a forked child, killed at "
+        f"the cap)"
+    )
+    print(
+        f"- {', '.join(vers)}; BLAS: {blas}; {os.cpu_count()} CPUs; "
+        f"load average at start {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "- times are wall seconds of the whole call (validation, objective set-up, path); "
+        "ratios < 1 mean ours is faster; objective = our objective at the method's support, "
+        "refitted by our engine; `>= x` = stopped at the cap"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer repeats, 5 s cap, no stepwise on (c)/(e), no max_steps=2k rows",
+    )
+    ap.add_argument(
+        "--only",
+        default=",".join(PROBLEM_KEYS),
+        help="comma list of problems: a,b,c,d,e,micro (default: all; '' runs none, "
+        "e.g. with --profile)",
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=None, help="timed repeats (default 5; quick 2)")
+    ap.add_argument(
+        "--cap",
+        type=float,
+        default=None,
+        help="per-run cap in seconds on our runs (default 20; quick 5) and on "
+        "abess (default 10; quick 5)",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS threads for ours and the peers alike (threadpoolctl; default 1, "
+        "0 leaves the library default). See bench/README.md for why 1.",
+    )
+    ap.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="KEY:ALGORITHM",
+        help="also print a cProfile of one run, e.g. e:foba-obj or c:foba-obj",
+    )
+    args = ap.parse_args(argv)
+
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    bad = only - set(PROBLEM_KEYS)
+    if bad:
+        ap.error(f"unknown problem(s) {sorted(bad)}; choose from {','.join(PROBLEM_KEYS)}")
+    cfg = Config(
+        quick=args.quick,
+        repeats=args.repeats or (2 if args.quick else 5),
+        budget=2.0 if args.quick else 3.5,
+        slow=1.5 if args.quick else 3.0,
+        cap=args.cap or (5.0 if args.quick else 20.0),
+        peer_cap=args.cap or (5.0 if args.quick else 10.0),
+    )
+    if args.threads and threadpoolctl is not None:
+        threadpoolctl.threadpool_limits(args.threads)
+    elif args.threads and threadpoolctl is None:
+        log("threadpoolctl missing: BLAS threads left at the library default")
+
+    start = time.perf_counter()
+    environment(cfg, args)
+    full = not cfg.quick
+
+    # Global warm-up: import paths, BLAS threads, abess's extension, on a tiny problem.
+    rng = np.random.default_rng(0)
+    Xw, yw = rng.standard_normal((40, 30)), rng.standard_normal(40)
+    for alg in ("foba-obj", "foba-gdt", "omp", "forward-obj", "stepwise"):
+        engine.select(Xw, yw, algorithm=alg, k=3)
+        engine.select(Xw, (yw > 0).astype(int), algorithm=alg, objective="logistic", k=3)
+    if sklearn is not None:
+        OrthogonalMatchingPursuit(n_nonzero_coefs=3).fit(Xw, yw)
+    if abess is not None:
+        abess.LinearRegression(support_size=[3], cv=1, thread=1).fit(Xw, yw)
+        abess.LogisticRegression(support_size=[3], cv=1, thread=1).fit(Xw, (yw > 0) * 1.0)
+
+    if "a" in only:
+        log("problem (a)")
+        P = problem_a(args.seed)
+        rows = run_case(P, cfg, stepwise=True, extras=True)
+        print_problem(P, rows)
+        targets_dense_ls(P, rows)
+    if "b" in only:
+        log("problem (b)")
+        P = problem_b(args.seed)
+        rows = run_case(P, cfg, stepwise=True, extras=True)
+        print_problem(P, rows)
+        targets_dense_ls(P, rows)
+    if "micro" in only:
+        log("micro-benchmark")
+        micro_forward_step(cfg, args.seed)
+    if "c" in only:
+        log("problem (c)")
+        P = problem_c(args.seed)
+        rows = run_case(P, cfg, stepwise=full, extras=full)
+        print_problem(P, rows)
+        targets_sparse(P, rows)
+    if "d" in only:
+        for s in LIU_SPARSITIES:
+            log(f"problem (d) s={s}")
+            P = problem_d(args.seed, s)
+            rows = run_case(P, cfg, stepwise=True, extras=full)
+            print_problem(P, rows)
+            targets_logistic(P, rows)
+    if "e" in only:
+        log("problem (e)")
+        P = problem_e(args.seed)
+        rows = run_case(P, cfg, stepwise=full, extras=full)
+        print_problem(P, rows)
+        targets_logistic(P, rows)
+
+    for spec in args.profile:
+        profile_one(spec, args.seed, cfg)
+
+    print("\n### Targets\n")
+    print("| target | figure | verdict |")
+    print("|---|---|---|")
+    for name, fig, v in TARGETS:
+        print(f"| {name} | {fig} | {v} |")
+    print(
+        f"\nTotal wall time {time.perf_counter() - start:.0f} s; "
+        f"load average at end {os.getloadavg()[0]:.2f}."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
