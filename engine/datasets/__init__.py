@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import DatasetSpec, Problem, RandomState
+from .bundled import bundled_path, list_bundled, load_bundled
 from .classification import ELENBERG2016_PARAMS, LIU2014_PARAMS, elenberg2016, liu2014_logistic
 from .regression import (
     GAUSSIAN_PARAMS,
@@ -123,10 +124,13 @@ __all__ = [
     "GENERATORS",
     "DatasetSpec",
     "Problem",
+    "bundled_path",
     "elenberg2016",
     "gaussian_regression",
     "generate",
+    "list_bundled",
     "liu2014_logistic",
+    "load_bundled",
     "sparse_design",
     "xiang2014_bilevel",
     "zhang2008",

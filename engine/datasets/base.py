@@ -29,10 +29,11 @@ class Problem:
     X : ndarray or scipy.sparse.csr_matrix, shape (n_samples, n_features)
     y : ndarray, shape (n_samples,)
         Real responses (regression) or class labels (classification).
-    true_coef : ndarray, shape (n_features,)
-        The coefficient vector the data were generated from; zero off ``support``.
-    support : ndarray of int, sorted
-        Indices of the nonzero entries of ``true_coef``.
+    true_coef : ndarray, shape (n_features,), or None
+        The coefficient vector the data were generated from; zero off ``support``. None for
+        real data, whose truth is unknown.
+    support : ndarray of int, sorted, or None
+        Indices of the nonzero entries of ``true_coef`` (None when unknown).
     name : str
         Registry name of the generator.
     description : str
@@ -47,8 +48,8 @@ class Problem:
 
     X: np.ndarray | sp.csr_matrix
     y: np.ndarray
-    true_coef: np.ndarray
-    support: np.ndarray
+    true_coef: np.ndarray | None
+    support: np.ndarray | None
     name: str
     description: str
     task: str
@@ -62,7 +63,7 @@ class Problem:
         n, d = self.X.shape
         if self.y.shape != (n,):
             raise ValueError(f"y has shape {self.y.shape}, expected ({n},)")
-        if self.true_coef.shape != (d,):
+        if self.true_coef is not None and self.true_coef.shape != (d,):
             raise ValueError(f"true_coef has shape {self.true_coef.shape}, expected ({d},)")
         if self.groups is not None and self.groups.shape != (d,):
             raise ValueError(f"groups has shape {self.groups.shape}, expected ({d},)")
@@ -81,9 +82,9 @@ class Problem:
         return int(self.X.shape[1])
 
     @property
-    def k_true(self) -> int:
-        """Size of the true support."""
-        return int(self.support.size)
+    def k_true(self) -> int | None:
+        """Size of the true support (None when unknown)."""
+        return None if self.support is None else int(self.support.size)
 
 
 @dataclass(frozen=True)
