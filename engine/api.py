@@ -58,6 +58,7 @@ def select(
     algorithm: str,
     objective: str = "least_squares",
     k: int | None = None,
+    groups=None,
     recorder: Recorder | RecorderCallback | None = None,
     random_state: int | None = None,
     record_candidates: bool = False,
@@ -76,6 +77,9 @@ def select(
         A name in ``engine.OBJECTIVES``.
     k : int, optional
         Target number of features.
+    groups : array-like, shape (n_features,), optional
+        Group label of every feature (integers or names), for the group-aware algorithms;
+        the others ignore it.
     recorder : Recorder or callable, optional
         Receives every event as it happens; returning False stops the run.
     random_state : int, optional
@@ -105,6 +109,8 @@ def select(
     obj_params = obj_spec.validate({n: v for n, v in params.items() if n in obj_names})
     algo_params = algo.validate({n: v for n, v in params.items() if n not in obj_names})
     k = _check_k(k, algo.k, algorithm, X.shape[1])
+    group_codes = _check_groups(groups, X.shape[1])
+    extra = {"groups": group_codes} if algo.uses_groups else {}
 
     if isinstance(recorder, Recorder):
         rec = recorder
@@ -115,7 +121,7 @@ def select(
     start = time.perf_counter()
     cancelled = False
     try:
-        sol = algo.func(loss, rec, k=k, rng=rng, **algo_params)
+        sol = algo.func(loss, rec, k=k, rng=rng, **extra, **algo_params)
         support, coef, intercept, value, reason = (
             sol.support,
             sol.coef,
@@ -216,6 +222,21 @@ def _check_k(k: Any, mode: str, algorithm: str, n_features: int) -> int | None:
     if not 1 <= int(k) <= n_features:
         raise ValueError(f"k must be between 1 and n_features = {n_features}, got {k}")
     return int(k)
+
+
+def _check_groups(groups: Any, n_features: int) -> np.ndarray | None:
+    """Group labels as integer codes 0..G-1 (in order of first appearance), or None."""
+    if groups is None:
+        return None
+    labels = np.asarray(groups).ravel()
+    if labels.shape[0] != n_features:
+        raise ValueError(
+            f"groups must give one label per feature: got {labels.shape[0]} labels for "
+            f"{n_features} features"
+        )
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))  # renumber groups by first appearance
+    return order[codes].astype(np.intp)
 
 
 def describe(registry: Mapping[str, Any]) -> list[dict[str, Any]]:

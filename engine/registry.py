@@ -170,6 +170,7 @@ class AlgorithmSpec:
     k: str = "required"
     objectives: tuple[str, ...] | None = None  # None: every objective
     family: str = "greedy"
+    uses_groups: bool = False  # receives ``groups`` (one int label per feature, or None)
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
         return validate_params(f"algorithm {self.name!r}", self.params, given)
@@ -186,6 +187,7 @@ class AlgorithmSpec:
             "family": self.family,
             "k": self.k,
             "objectives": list(self.objectives) if self.objectives else None,
+            "uses_groups": self.uses_groups,
             "params": [p.to_dict() for p in self.params],
             "schema": self.json_schema(),
         }

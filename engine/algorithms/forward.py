@@ -17,7 +17,7 @@ from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
 from .params import DELTA, EPSILON, MAX_REPLACEMENTS, REPLACEMENT
-from .replacement import replacement_steps
+from .replacement import post_process
 
 
 def forward_run(
@@ -36,9 +36,14 @@ def forward_run(
     cfg = PathConfig(rule=rule, k=k, delta=delta, epsilon=epsilon)
     solution, state = greedy_path(objective, rec, cfg)
     if replacement != "none":
-        budget = max_replacements or 10 * max(len(state.support), 1)
-        state, why = replacement_steps(state, rec, variant=replacement, max_iter=budget)
-        solution = Solution.of(state, f"{solution.reason}; {why}")
+        state, reason = post_process(
+            state,
+            rec,
+            variant=replacement,
+            max_replacements=max_replacements,
+            reason=solution.reason,
+        )
+        solution = Solution.of(state, reason)
     emit_stop(rec, state, solution.reason)
     return solution
 

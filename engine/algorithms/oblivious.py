@@ -9,6 +9,8 @@ import numpy as np
 from ..objectives import CollinearFeature
 from ..registry import register_algorithm
 from .common import Solution, emit_stop
+from .params import MAX_REPLACEMENTS, REPLACEMENT
+from .replacement import post_process
 
 
 @register_algorithm(
@@ -17,11 +19,11 @@ from .common import Solution, emit_stop
     summary="Score each feature alone against the null model and keep the k best; ignores "
     "redundancy between features.",
     reference="Elenberg et al. 2016, Algorithm 1",
-    params=(),
+    params=(REPLACEMENT, MAX_REPLACEMENTS),
     k="required",
     family="forward",
 )
-def oblivious(objective, rec, *, k, rng):
+def oblivious(objective, rec, *, k, rng, replacement, max_replacements):
     state = objective.start()
     scores = state.refit_gains()
     cand = rec.candidates(np.arange(objective.n_features), scores)
@@ -43,5 +45,8 @@ def oblivious(objective, rec, *, k, rng):
             candidates=cand if len(state.support) == 1 else None,
         )
     reason = f"kept the top k = {k} features"
+    state, reason = post_process(
+        state, rec, variant=replacement, max_replacements=max_replacements, reason=reason
+    )
     emit_stop(rec, state, reason)
     return Solution.of(state, reason)

@@ -18,6 +18,17 @@ from ..objectives import ActiveSet, CollinearFeature
 from ..trace import Recorder
 
 
+def post_process(
+    state: ActiveSet, rec: Recorder, *, variant: str, max_replacements: int | None, reason: str
+) -> tuple[ActiveSet, str]:
+    """Apply replacement steps when ``variant`` is not "none"; extend the stop reason."""
+    if variant == "none":
+        return state, reason
+    budget = max_replacements or 10 * max(len(state.support), 1)
+    state, why = replacement_steps(state, rec, variant=variant, max_iter=budget)
+    return state, f"{reason}; {why}"
+
+
 def replacement_steps(
     state: ActiveSet, rec: Recorder, *, variant: str, max_iter: int
 ) -> tuple[ActiveSet, str]:
