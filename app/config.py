@@ -1,0 +1,70 @@
+"""Settings read from the environment and an optional ``.env`` file.
+
+Nothing is instantiated here: ``create_app`` builds a ``Settings()`` when it is not given one,
+so tests and tools can pass their own without touching the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_workers() -> int:
+    # One core stays free for the web process.
+    return max((os.cpu_count() or 1) - 1, 1)
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; environment names are the field names in upper case."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    data_dir: Path = Path("data")
+    database_url: str = Field(
+        "", description="SQLAlchemy URL; empty means a SQLite file in the data directory."
+    )
+    port: int = Field(8000, ge=1, le=65535)
+    api_key: SecretStr | None = Field(
+        None, description="When set, /api requires 'Authorization: Bearer <key>'."
+    )
+
+    # Limits on what clients may send.
+    max_upload_mb: float = Field(50.0, gt=0)
+    max_columns: int = Field(2000, ge=2)
+    max_json_kb: int = Field(1024, ge=1, description="Largest JSON request body.")
+
+    # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
+    job_backend: Literal["inprocess"] = "inprocess"
+    workers: int = Field(default_factory=_default_workers, ge=0)
+    heartbeat_seconds: float = Field(2.0, gt=0)
+    stale_after_seconds: float = Field(
+        15.0, gt=0, description="A running run whose heartbeat is older is requeued."
+    )
+    poll_seconds: float = Field(1.0, gt=0, description="Idle workers look for queued runs.")
+    monitor_seconds: float = Field(1.0, gt=0, description="Supervisor checks workers/heartbeats.")
+    max_attempts: int = Field(3, ge=1, description="Worker deaths a run survives before failing.")
+    trace_batch_events: int = Field(50, ge=1)
+    trace_batch_seconds: float = Field(0.5, gt=0)
+
+    seed_samples: bool = Field(True, description="Store the sample data sets on start-up.")
+
+    @model_validator(mode="after")
+    def _fill_defaults(self) -> Settings:
+        self.data_dir = self.data_dir.expanduser().resolve()
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.data_dir / 'foba-lab.db'}"
+        if self.stale_after_seconds <= 2 * self.heartbeat_seconds:
+            raise ValueError(
+                "stale_after_seconds must exceed twice heartbeat_seconds, or live runs would be "
+                "taken for dead"
+            )
+        return self
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)

@@ -1,0 +1,64 @@
+"""Errors as values users can act on: each names what is wrong and what is allowed.
+
+Services raise these; one handler turns them into responses. Invalid input uses FastAPI's
+validation-error shape (``{"detail": [{"loc", "msg", "type", "ctx"}]}``) so every 422 reads
+alike; the other statuses carry ``{"detail": "<message>"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+class AppError(Exception):
+    status_code = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.message}
+
+
+class NotFound(AppError):
+    status_code = 404
+
+
+class Conflict(AppError):
+    status_code = 409
+
+
+class TooLarge(AppError):
+    status_code = 413
+
+
+class InvalidInput(AppError):
+    """A request that parsed but cannot be used; ``loc`` points at the field, ``ctx`` adds the
+    column, row or parameter at fault."""
+
+    status_code = 422
+
+    def __init__(self, message: str, loc: Sequence[str | int] = ("body",), **ctx: Any) -> None:
+        super().__init__(message)
+        self.loc = list(loc)
+        self.ctx = ctx
+
+    def body(self) -> dict[str, Any]:
+        error = {"type": "value_error", "loc": self.loc, "msg": self.message}
+        if self.ctx:
+            error["ctx"] = self.ctx
+        return {"detail": [error]}
+
+
+async def _handle(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return JSONResponse(exc.body(), status_code=exc.status_code)
+
+
+def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, _handle)

@@ -1,0 +1,175 @@
+"""How workers hold runs. The Run row is the source of truth; a job backend carries only ids.
+
+* ``claim``: ``UPDATE runs SET status='running', claim_token=<new>, attempt=attempt+1 ...
+  WHERE id=? AND status='queued'``: exactly one worker wins. The same transaction deletes any
+  trace an earlier attempt left, so every attempt's trace starts at step 0 and never repeats a
+  step ((run_id, step) is also the table's key).
+* ``beat`` / ``finish`` / ``release``: every write of a worker is conditional on its token, so
+  a worker that was declared dead (and whose run was requeued) cannot touch the new attempt;
+  it learns from the row count (``LeaseLost``) and stops.
+* ``requeue_stale``: a running run whose heartbeat is older than ``stale_after`` seconds has
+  lost its worker: back to queued, or failed once it has used up ``max_attempts``, or
+  cancelled when that had been asked for.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Engine, delete, insert, select, update
+
+from ..models import Run, RunStatus, TraceEvent, utcnow
+
+
+@dataclass(frozen=True)
+class Claim:
+    run_id: int
+    token: str
+    attempt: int
+
+
+class LeaseLost(Exception):
+    """The run is no longer held by this claim (requeued after a stale heartbeat)."""
+
+
+def claim(engine: Engine, run_id: int, worker: str) -> Claim | None:
+    """Take the queued run ``run_id``; None when it is not queued (any more)."""
+    token = uuid.uuid4().hex
+    now = utcnow()
+    with engine.begin() as conn:
+        row = conn.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == RunStatus.queued)
+            .values(
+                status=RunStatus.running,
+                claim_token=token,
+                worker=worker,
+                attempt=Run.attempt + 1,
+                heartbeat_at=now,
+                started_at=now,
+                progress=0.0,
+            )
+            .returning(Run.attempt)
+        ).first()
+        if row is None:
+            return None
+        conn.execute(delete(TraceEvent).where(TraceEvent.run_id == run_id))
+    return Claim(run_id=run_id, token=token, attempt=row.attempt)
+
+
+def claim_next(engine: Engine, worker: str) -> Claim | None:
+    """Take the oldest queued run, if any."""
+    while True:
+        with engine.connect() as conn:
+            run_id = conn.execute(
+                select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
+            ).scalar()
+        if run_id is None:
+            return None
+        taken = claim(engine, run_id, worker)
+        if taken is not None:
+            return taken
+        # Another worker won it, or it was cancelled meanwhile: look again.
+
+
+def beat(
+    engine: Engine,
+    held: Claim,
+    progress: float | None = None,
+    events: Sequence[dict[str, Any]] = (),
+) -> bool:
+    """Heartbeat, progress and a batch of trace events in one short transaction.
+
+    Returns whether cancellation was requested; raises LeaseLost when the claim is gone.
+    """
+    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    if progress is not None:
+        values["progress"] = progress
+    with engine.begin() as conn:
+        row = conn.execute(
+            update(Run)
+            .where(Run.id == held.run_id, Run.claim_token == held.token)
+            .values(**values)
+            .returning(Run.cancel_requested)
+        ).first()
+        if row is None:
+            raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
+        if events:
+            conn.execute(insert(TraceEvent), list(events))
+    return bool(row.cancel_requested)
+
+
+def finish(
+    engine: Engine,
+    held: Claim,
+    status: RunStatus,
+    *,
+    result: dict[str, Any] | None = None,
+    error: str | None = None,
+    events: Sequence[dict[str, Any]] = (),
+) -> None:
+    """Store the outcome with the last trace events; raises LeaseLost when the claim is gone."""
+    now = utcnow()
+    values: dict[str, Any] = {
+        "status": status,
+        "result": result,
+        "error": error,
+        "claim_token": None,
+        "heartbeat_at": now,
+        "finished_at": now,
+    }
+    if status == RunStatus.done:
+        values["progress"] = 1.0
+    with engine.begin() as conn:
+        updated = conn.execute(
+            update(Run).where(Run.id == held.run_id, Run.claim_token == held.token).values(**values)
+        ).rowcount
+        if updated == 0:
+            raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
+        if events:
+            conn.execute(insert(TraceEvent), list(events))
+
+
+def release(engine: Engine, held: Claim) -> None:
+    """Give the run back to the queue (the worker is shutting down); its trace goes at the
+    next claim."""
+    with engine.begin() as conn:
+        conn.execute(
+            update(Run)
+            .where(Run.id == held.run_id, Run.claim_token == held.token)
+            .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
+        )
+
+
+def requeue_stale(engine: Engine, stale_after: float, max_attempts: int) -> int:
+    """Recover the runs of dead workers; return how many went back to the queue."""
+    now = utcnow()
+    stale = (Run.status == RunStatus.running) & (
+        Run.heartbeat_at < now - timedelta(seconds=stale_after)
+    )
+    ended = {"claim_token": None, "finished_at": now}
+    with engine.begin() as conn:
+        conn.execute(
+            update(Run)
+            .where(stale, Run.cancel_requested)
+            .values(status=RunStatus.cancelled, **ended)
+        )
+        conn.execute(
+            update(Run)
+            .where(stale, Run.attempt >= max_attempts)
+            .values(
+                status=RunStatus.failed,
+                error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"
+                " or out of memory?); try a smaller problem",
+                **ended,
+            )
+        )
+        return conn.execute(
+            update(Run)
+            .where(stale)
+            .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
+        ).rowcount

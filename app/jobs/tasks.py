@@ -1,0 +1,261 @@
+"""``run_job``: the one job function every backend runs, for a run its worker has claimed.
+
+Load the arrays, split, call ``engine.select`` with a recorder that writes the trace in batches
+(with progress and heartbeat) and answers False once the run should stop, then store the
+outcome: done, failed (with the error) or cancelled. A worker being shut down gives its run
+back to the queue instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+import engine as fs
+from engine.trace import SUPPORT_CHANGING, Event
+
+from .. import storage
+from ..models import Dataset, Run, RunResult, RunStatus
+from ..services.evaluation import split_rows, summarise
+from . import lease
+
+log = logging.getLogger(__name__)
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass
+class JobContext:
+    """What a job needs besides its run id, and what it learns while running.
+
+    ``cancel_requested`` and ``lost`` are refreshed by every write to the run row (trace
+    batches and heartbeats); ``shutdown`` says the worker itself is stopping.
+    """
+
+    engine: Engine
+    data_dir: Path
+    claim: lease.Claim
+    batch_events: int = 50
+    batch_seconds: float = 0.5
+    heartbeat_seconds: float = 2.0
+    shutdown: Callable[[], bool] = _never
+    cancel_requested: bool = False
+    lost: bool = False
+
+    def cancelled(self) -> bool:
+        return self.cancel_requested or self.lost or self.shutdown()
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """The run and data-set fields a job reads, detached from any database session."""
+
+    algorithm: str
+    objective: str
+    k: int | None
+    params: dict[str, Any]
+    record_candidates: bool
+    test_fraction: float | None
+    seed: int
+    file: str
+    feature_names: list[str]
+    task: str
+    true_support: list[int] | None
+    groups: list[str] | None
+
+    @classmethod
+    def load(cls, db: Engine, run_id: int) -> JobSpec:
+        with Session(db) as session:
+            run = session.get(Run, run_id)
+            dataset = session.get(Dataset, run.dataset_id)
+            return cls(
+                algorithm=run.algorithm,
+                objective=run.objective,
+                k=run.k,
+                params=dict(run.params),
+                record_candidates=run.record_candidates,
+                test_fraction=run.test_fraction,
+                seed=run.seed,
+                file=dataset.file,
+                feature_names=list(dataset.feature_names),
+                task=dataset.task,
+                true_support=dataset.true_support,
+                groups=dataset.groups,
+            )
+
+
+@dataclass
+class ProgressMeter:
+    """Fraction done, from the events so far: forward-backward paths count steps against
+    max_steps (default 5k), backward elimination the features removed, other methods the
+    support size against k; without k, 0 until the end."""
+
+    family: str
+    k: int | None
+    n_features: int
+    max_steps: int | None
+    steps: int = 0
+    size: int | None = None  # support size after the latest event; None before the first
+
+    @classmethod
+    def for_job(cls, job: JobSpec) -> ProgressMeter:
+        family = fs.ALGORITHMS[job.algorithm].family
+        return cls(family, job.k, len(job.feature_names), job.params.get("max_steps"))
+
+    def observe(self, event: Event) -> None:
+        self.steps += event.kind in SUPPORT_CHANGING
+        self.size = event.support_size
+
+    @property
+    def progress(self) -> float:
+        if self.size is None:
+            return 0.0
+        path_length = self.max_steps or (5 * self.k if self.k else None)  # Zhang's 5k
+        if self.family == "forward-backward" and path_length:
+            done = self.steps / path_length
+        elif self.family == "backward" and self.k is not None and self.n_features > self.k:
+            done = (self.n_features - self.size) / (self.n_features - self.k)
+        elif self.k:
+            done = self.size / self.k
+        else:
+            done = 0.0
+        return min(max(done, 0.0), 0.99)  # 1.0 only when the result is stored
+
+
+@dataclass
+class TraceWriter:
+    """The recorder callback: buffer events, write them every ``batch_events`` events or
+    ``batch_seconds`` seconds, and tell the engine whether to go on."""
+
+    ctx: JobContext
+    meter: ProgressMeter
+    buffer: list[dict[str, Any]] = field(default_factory=list)
+    last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
+
+    def __call__(self, event: Event) -> bool:
+        self.meter.observe(event)
+        self.buffer.append(
+            {
+                "run_id": self.ctx.claim.run_id,
+                "step": event.step,
+                "kind": event.kind,
+                "data": event.to_dict(),
+            }
+        )
+        due = time.monotonic() - self.last_write >= self.ctx.batch_seconds
+        if due or len(self.buffer) >= self.ctx.batch_events:
+            self.write()
+        return not self.ctx.cancelled()
+
+    def write(self) -> None:
+        rows, self.buffer = self.buffer, []
+        self.last_write = time.monotonic()
+        if self.ctx.lost:
+            return
+        try:
+            self.ctx.cancel_requested = lease.beat(
+                self.ctx.engine, self.ctx.claim, self.meter.progress, rows
+            )
+        except lease.LeaseLost:
+            self.ctx.lost = True
+
+    def drain(self) -> list[dict[str, Any]]:
+        rows, self.buffer = self.buffer, []
+        return rows
+
+
+@contextmanager
+def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
+    """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(ctx.heartbeat_seconds) and not ctx.lost:
+            try:
+                ctx.cancel_requested = lease.beat(ctx.engine, ctx.claim, meter.progress)
+            except lease.LeaseLost:
+                ctx.lost = True
+            except Exception:  # a busy database: the next beat may get through
+                log.exception("heartbeat of run %s failed", ctx.claim.run_id)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{ctx.claim.run_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
+    """Run a claimed run to its end; return the status stored (None: the claim was lost)."""
+    job = JobSpec.load(ctx.engine, run_id)
+    meter = ProgressMeter.for_job(job)
+    writer = TraceWriter(ctx, meter)
+    result: RunResult | None = None
+    error: str | None = None
+    with heartbeat(ctx, meter):
+        try:
+            result, stopped = _select(job, writer)
+        except Exception as exc:  # any failure is the run's outcome, reported to its user
+            log.info("run %s failed", run_id, exc_info=True)
+            error = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            stopped = False
+    if ctx.lost:
+        return None
+    if stopped and not ctx.cancel_requested:  # stopped for the worker's shutdown
+        lease.release(ctx.engine, ctx.claim)
+        return RunStatus.queued
+    status = RunStatus.failed if error else RunStatus.cancelled if stopped else RunStatus.done
+    try:
+        lease.finish(
+            ctx.engine,
+            ctx.claim,
+            status,
+            result=result.model_dump() if result else None,
+            error=error,
+            events=writer.drain(),
+        )
+    except lease.LeaseLost:
+        return None
+    return status
+
+
+def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
+    """Run the engine; return the summary and whether the recorder stopped it early."""
+    arrays = storage.load_arrays(writer.ctx.data_dir, job.file)
+    X, y = storage.unpack_matrix(arrays), arrays["y"]
+    train, test = split_rows(y, job.task, job.test_fraction, job.seed)
+    result = fs.select(
+        X[train],
+        y[train],
+        algorithm=job.algorithm,
+        objective=job.objective,
+        k=job.k,
+        groups=job.groups,
+        recorder=writer,
+        random_state=job.seed,
+        record_candidates=job.record_candidates,
+        **job.params,
+    )
+    summary = summarise(
+        result,
+        names=job.feature_names,
+        task=fs.OBJECTIVES[job.objective].task,
+        train=(X[train], y[train]),
+        test=(X[test], y[test]) if test is not None else None,
+        true_support=job.true_support,
+    )
+    return summary, result.cancelled

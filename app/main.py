@@ -1,0 +1,75 @@
+"""The application factory: ``uvicorn --factory app.main:create_app``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from .config import Settings
+from .db import create_tables, make_engine
+from .errors import install_handlers
+from .jobs.backend import make_backend
+from .limits import BodyLimit
+from .routers.api import api_router, health_router
+from .services.samples import seed_samples
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+Upload or generate data sets, run sparse feature selection on them (FoBa and its relatives),
+and follow each run's trace step by step.
+
+**Errors.** Every invalid input is a 422 in FastAPI's validation shape,
+`{"detail": [{"loc": [...], "msg": "...", "type": "...", "ctx": {...}}]}`, CSV content
+included (`ctx` names the column, row and value at fault). 401, 404, 409 and 413 carry
+`{"detail": "<message>"}`.
+
+**Runs** are queued (202) and executed by workers; poll the run, or its trace with
+`?after=<last step seen>`. An `Idempotency-Key` header makes a repeated submit return the
+first one's result. When the server has an `API_KEY`, send `Authorization: Bearer <key>`.
+"""
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Open the database, store the samples, start the job backend; undo on shutdown."""
+    settings: Settings = app.state.settings
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(settings.database_url)
+    create_tables(engine)
+    if settings.seed_samples:
+        added = seed_samples(engine, settings.data_dir)
+        log.info("stored %d sample data sets", added)
+    backend = make_backend(settings, engine)
+    backend.start()
+    app.state.engine, app.state.backend = engine, backend
+    try:
+        yield
+    finally:
+        backend.stop()
+        engine.dispose()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    app = FastAPI(
+        title="FoBa Lab",
+        summary="Explore sparse feature selection: FoBa and its relatives, traced step by step.",
+        description=DESCRIPTION,
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_handlers(app)
+    app.add_middleware(
+        BodyLimit,
+        upload_path="/api/datasets",
+        upload_bytes=settings.max_upload_bytes,
+        other_bytes=settings.max_json_kb * 1024,
+    )
+    app.include_router(api_router())
+    app.include_router(health_router)
+    return app

@@ -1,0 +1,391 @@
+"""Tables and the API's model families (Create = what clients send, Public = what they get).
+
+Arrays never live in rows: a data set row names its ``.npz`` file (server-generated) under the
+data directory. Timestamps are aware UTC datetimes (SQLModel stores them as UTC).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import ConfigDict
+from sqlalchemy import JSON
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class RunStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    done = "done"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+ACTIVE = (RunStatus.queued, RunStatus.running)
+
+
+class Task(StrEnum):
+    regression = "regression"
+    classification = "classification"
+
+
+class Message(SQLModel):
+    """Body of every 4xx that is not a validation error (those use FastAPI's shape)."""
+
+    detail: str
+
+
+# --------------------------------------------------------------------------- data sets
+
+
+class Dataset(SQLModel, table=True):
+    __tablename__ = "datasets"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    description: str = ""
+    source: str  # upload, generator or bundled
+    task: str
+    target: str
+    n_samples: int
+    n_features: int
+    feature_names: list[str] = Field(sa_type=JSON)
+    groups: list[str] | None = Field(default=None, sa_type=JSON)
+    classes: list[str] | None = Field(default=None, sa_type=JSON)  # label of y == 0, y == 1
+    true_support: list[int] | None = Field(default=None, sa_type=JSON)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    file: str  # relative to the data directory, chosen by the server; holds X, y, column stats
+    sample_key: str | None = Field(default=None, unique=True)  # makes seeding idempotent
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class UploadOptions(SQLModel):
+    """Form fields sent with a CSV upload (the file itself travels in the field ``file``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(description="Name of the column to predict.")
+    features: str | None = Field(
+        None,
+        description="Feature columns: comma-separated names or a JSON list; default all "
+        "columns but the target.",
+    )
+    delimiter: str | None = Field(
+        None, description="One character, or 'tab'; detected from the file when omitted."
+    )
+    encoding: str = Field("utf-8", description="Text encoding of the file.")
+    task: Task | None = Field(None, description="Inferred from the target when omitted.")
+    groups: str | None = Field(
+        None,
+        description="Feature groups: a JSON object {column: group} (unmapped columns form "
+        "groups of their own) or one label per feature (comma-separated or a JSON list).",
+    )
+    true_support: str | None = Field(
+        None,
+        description="Columns known to matter (comma-separated or a JSON list), for "
+        "support-recovery metrics.",
+    )
+    missing: Literal["reject", "drop"] = Field(
+        "reject", description="What to do with rows holding missing or infinite values."
+    )
+    name: str | None = Field(None, max_length=200)
+    description: str = Field("", max_length=2000)
+
+
+class DatasetGenerate(SQLModel):
+    model_config = ConfigDict(extra="forbid")
+
+    generator: str = Field(description="A name from GET /api/generators.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    random_state: int | None = Field(0, ge=0)
+    name: str | None = Field(None, max_length=200)
+
+
+class ColumnSummary(SQLModel):
+    name: str
+    role: Literal["feature", "target"]
+    type: Literal["numeric", "categorical"]
+    missing: int
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+class DatasetSummary(SQLModel):
+    id: int
+    name: str
+    description: str
+    source: str
+    task: Task
+    target: str
+    n_samples: int
+    n_features: int
+    has_true_support: bool
+    created_at: datetime
+    url: str
+
+    @classmethod
+    def of(cls, ds: Dataset) -> DatasetSummary:
+        return cls.model_validate(_dataset_fields(ds))
+
+
+class DatasetPublic(DatasetSummary):
+    feature_names: list[str]
+    groups: list[str] | None
+    classes: list[str] | None
+    true_support: list[str] | None
+    columns: list[ColumnSummary]
+    meta: dict[str, Any]
+
+    @classmethod
+    def with_columns(cls, ds: Dataset, columns: list[ColumnSummary]) -> DatasetPublic:
+        names = ds.feature_names
+        truth = [names[j] for j in ds.true_support] if ds.true_support is not None else None
+        return cls.model_validate(
+            {
+                **_dataset_fields(ds),
+                "feature_names": names,
+                "groups": ds.groups,
+                "classes": ds.classes,
+                "true_support": truth,
+                "columns": columns,
+                "meta": ds.meta,
+            }
+        )
+
+
+def _dataset_fields(ds: Dataset) -> dict[str, Any]:
+    return {
+        **ds.model_dump(include=set(DatasetSummary.model_fields) - {"url", "has_true_support"}),
+        "has_true_support": ds.true_support is not None,
+        "url": f"/api/datasets/{ds.id}",
+    }
+
+
+class DatasetPreview(SQLModel):
+    dataset_id: int
+    offset: int
+    total: int
+    columns: list[str]
+    rows: list[list[float | str]]
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class RunConfig(SQLModel):
+    """One algorithm configuration: the part of a run a comparison varies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algorithm: str = Field(description="A name from GET /api/algorithms.")
+    objective: str = Field("least_squares", description="A name from GET /api/objectives.")
+    k: int | None = Field(None, description="Number of features to select.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Algorithm and objective parameters, by name."
+    )
+    record_candidates: bool = Field(
+        False, description="Keep the candidate scores behind each decision (teaching mode)."
+    )
+
+
+class SplitOptions(SQLModel):
+    test_fraction: float | None = Field(
+        None, gt=0, lt=1, description="Hold out this fraction of rows to test on."
+    )
+    seed: int | None = Field(
+        None, ge=0, description="Seeds the split and randomised algorithms (default 0)."
+    )
+
+
+class RunCreate(RunConfig, SplitOptions):
+    dataset_id: int
+
+
+class Comparison(SQLModel, table=True):
+    __tablename__ = "comparisons"
+
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    name: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Run(SQLModel, table=True):
+    __tablename__ = "runs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    comparison_id: int | None = Field(
+        default=None, foreign_key="comparisons.id", ondelete="CASCADE", index=True
+    )
+    algorithm: str
+    objective: str
+    k: int | None = None
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # validated, defaults in
+    record_candidates: bool = False
+    test_fraction: float | None = None
+    seed: int = 0
+    status: str = Field(default=RunStatus.queued, index=True)
+    cancel_requested: bool = False
+    progress: float = 0.0
+    attempt: int = 0  # claims so far; above 1 means a worker died holding it
+    claim_token: str | None = None
+    worker: str | None = None
+    heartbeat_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str | None = None
+    result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+
+
+class SelectedFeature(SQLModel):
+    index: int
+    name: str
+    coef: float
+
+
+class FitMetrics(SQLModel):
+    """MSE and R^2 for regression objectives; accuracy and log-loss for classification."""
+
+    n_samples: int
+    mse: float | None = None
+    r2: float | None = None
+    accuracy: float | None = None
+    log_loss: float | None = None
+
+
+class SupportRecovery(SQLModel):
+    """The selected support S against the known true support S*."""
+
+    true_support: list[str]
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    precision: float
+    recall: float
+    f_measure: float
+    selection_error: int
+    selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
+    exact_recovery: bool
+
+
+class RunResult(SQLModel):
+    support: list[SelectedFeature]
+    intercept: float
+    objective: float | None
+    n_steps: int
+    stop_reason: str
+    engine_seconds: float
+    train: FitMetrics
+    test: FitMetrics | None
+    recovery: SupportRecovery | None
+
+
+class RunPublic(SQLModel):
+    id: int
+    dataset_id: int
+    comparison_id: int | None
+    algorithm: str
+    objective: str
+    k: int | None
+    params: dict[str, Any]
+    record_candidates: bool
+    test_fraction: float | None
+    seed: int
+    status: RunStatus
+    cancel_requested: bool
+    progress: float
+    attempt: int
+    worker: str | None
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    queued_seconds: float | None = Field(description="From submission to the last claim.")
+    run_seconds: float | None = Field(description="From the last claim to the end.")
+    result: RunResult | None
+    url: str
+    trace_url: str
+
+    @classmethod
+    def of(cls, run: Run) -> RunPublic:
+        return cls.model_validate(
+            {
+                **run.model_dump(exclude={"claim_token"}),
+                "queued_seconds": _seconds(run.created_at, run.started_at),
+                "run_seconds": _seconds(run.started_at, run.finished_at),
+                "url": f"/api/runs/{run.id}",
+                "trace_url": f"/api/runs/{run.id}/trace",
+            }
+        )
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return (end - start).total_seconds() if start and end else None
+
+
+class ComparisonCreate(SplitOptions):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset_id: int
+    name: str = Field("", max_length=200)
+    runs: list[RunConfig] = Field(min_length=1, max_length=20)
+
+
+class ComparisonPublic(SQLModel):
+    id: int
+    dataset_id: int
+    name: str
+    created_at: datetime
+    url: str
+    runs: list[RunPublic]
+
+
+# --------------------------------------------------------------------------- traces
+
+
+class TraceEvent(SQLModel, table=True):
+    """One engine event; (run_id, step) is unique, so a rerun cannot duplicate steps."""
+
+    __tablename__ = "trace_events"
+
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True)
+    step: int = Field(primary_key=True)
+    kind: str
+    data: dict[str, Any] = Field(sa_type=JSON)  # engine.Event.to_dict()
+
+
+class TracePage(SQLModel):
+    run_id: int
+    status: RunStatus
+    attempt: int = Field(
+        description="Changes when a dead worker's run is rerun; the trace then restarts at step "
+        "0 (a rerun with the same seed repeats the same events)."
+    )
+    events: list[dict[str, Any]]
+    next_after: int = Field(description="Pass as ?after= to get the events that follow.")
+    complete: bool = Field(description="The run has finished and no event follows this page.")
+
+
+class IdempotencyKey(SQLModel, table=True):
+    """An Idempotency-Key header seen before, and what its request created."""
+
+    __tablename__ = "idempotency_keys"
+
+    key: str = Field(primary_key=True, max_length=255)
+    request_hash: str
+    run_id: int | None = Field(default=None, foreign_key="runs.id", ondelete="CASCADE")
+    comparison_id: int | None = Field(
+        default=None, foreign_key="comparisons.id", ondelete="CASCADE"
+    )
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,29 @@
+"""What the engine offers: algorithms, objectives and data generators, with their schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+import engine as fs
+from engine import datasets as generators
+
+router = APIRouter(tags=["catalog"])
+
+
+@router.get("/algorithms")
+def list_algorithms() -> list[dict[str, Any]]:
+    """Every algorithm, its parameters and a JSON schema of them (for ``params``)."""
+    return [spec.to_dict() for spec in fs.ALGORITHMS.values()]
+
+
+@router.get("/objectives")
+def list_objectives() -> list[dict[str, Any]]:
+    return [spec.to_dict() for spec in fs.OBJECTIVES.values()]
+
+
+@router.get("/generators")
+def list_generators() -> list[dict[str, Any]]:
+    """Data generators for POST /api/datasets/generate."""
+    return [spec.to_dict() for spec in generators.GENERATORS.values()]

@@ -1,0 +1,132 @@
+"""Run and comparison routes: parse, call the service, return."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Query, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from ..deps import BackendDep, SessionDep, SettingsDep
+from ..models import (
+    ComparisonCreate,
+    ComparisonPublic,
+    Message,
+    RunCreate,
+    RunPublic,
+    RunStatus,
+    TracePage,
+)
+from ..services import datasets, export, runs
+
+router = APIRouter(tags=["runs"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        description="Repeating a submit with the same key returns the first submit's result.",
+    ),
+]
+NOT_FOUND = {404: {"model": Message}}
+
+
+@router.post("/runs", status_code=202, response_model=RunPublic)
+def submit_run(
+    session: SessionDep,
+    backend: BackendDep,
+    settings: SettingsDep,
+    body: RunCreate,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+):
+    """Queue a run; poll its URL (or its trace) until the status is final."""
+    run = runs.submit_run(session, backend, settings.data_dir, body, idempotency_key)
+    response.headers["Location"] = f"/api/runs/{run.id}"
+    return RunPublic.of(run)
+
+
+@router.get("/runs", response_model=list[RunPublic])
+def list_runs(
+    session: SessionDep,
+    dataset_id: int | None = None,
+    status: RunStatus | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+):
+    """Newest first."""
+    return [RunPublic.of(r) for r in runs.list_runs(session, dataset_id, status, offset, limit)]
+
+
+@router.get("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
+def get_run(session: SessionDep, run_id: int):
+    return RunPublic.of(runs.get_run(session, run_id))
+
+
+@router.get("/runs/{run_id}/trace", response_model=TracePage, responses=NOT_FOUND)
+def get_trace(
+    session: SessionDep,
+    run_id: int,
+    after: Annotated[int, Query(ge=-1, description="Return the events with step > after.")] = -1,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+):
+    return runs.read_trace(session, run_id, after, limit)
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    response_model=RunPublic,
+    responses={
+        **NOT_FOUND,
+        202: {"model": RunPublic, "description": "Running: it stops at its next event."},
+        409: {"model": Message, "description": "The run already finished."},
+    },
+)
+def cancel_run(session: SessionDep, run_id: int, response: Response):
+    run = runs.cancel_run(session, run_id)
+    if run.status == RunStatus.running:
+        response.status_code = 202
+    return RunPublic.of(run)
+
+
+@router.get(
+    "/runs/{run_id}/export",
+    responses={
+        **NOT_FOUND,
+        200: {"content": {"text/csv": {}, "application/json": {}}},
+        409: {"model": Message, "description": "The run has no result yet."},
+    },
+)
+def export_run(
+    session: SessionDep, run_id: int, format: Literal["csv", "json"] = "csv"
+) -> Response:
+    """The selected features and their coefficients, as a download."""
+    run = runs.get_run(session, run_id)
+    filename = f"run-{run_id}-features.{format}"
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    if format == "json":
+        dataset = datasets.get_dataset(session, run.dataset_id)
+        return JSONResponse(export.as_json(run, dataset), headers=headers)
+    return PlainTextResponse(export.as_csv(run), media_type="text/csv", headers=headers)
+
+
+@router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
+def submit_comparison(
+    session: SessionDep,
+    backend: BackendDep,
+    settings: SettingsDep,
+    body: ComparisonCreate,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+):
+    """Queue several algorithm configurations on one data set, as one comparison."""
+    comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
+    response.headers["Location"] = comparison.url
+    return comparison
+
+
+@router.get("/comparisons/{comparison_id}", response_model=ComparisonPublic, responses=NOT_FOUND)
+def get_comparison(session: SessionDep, comparison_id: int):
+    return runs.get_comparison(session, comparison_id)

@@ -1,0 +1,237 @@
+"""Data sets: create (upload, generator, bundled), list, show, preview, delete.
+
+A data set is a row of metadata plus one ``.npz`` file holding X, y, the true coefficients
+when known, and per-column statistics. The file is written first and removed again if the row
+cannot be stored, so a failed request leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import scipy.sparse as sp
+from sqlalchemy import delete, exists
+from sqlmodel import Session, select
+
+from engine import datasets as generators
+from engine.datasets import Problem
+
+from .. import storage
+from ..config import Settings
+from ..errors import Conflict, InvalidInput, NotFound, TooLarge
+from ..models import (
+    ACTIVE,
+    Dataset,
+    DatasetGenerate,
+    DatasetPreview,
+    DatasetPublic,
+    Run,
+    Task,
+    UploadOptions,
+)
+from . import columns
+from .csv_upload import parse_csv
+
+# A generator asked for more cells than this would exhaust memory before returning.
+MAX_GENERATED_CELLS = 50_000_000
+
+
+def create_from_upload(
+    session: Session,
+    settings: Settings,
+    upload: BinaryIO,
+    filename: str | None,
+    opts: UploadOptions,
+) -> Dataset:
+    raw = upload.read(settings.max_upload_bytes + 1)
+    if len(raw) > settings.max_upload_bytes:
+        raise TooLarge(
+            f"the file is larger than {settings.max_upload_mb:g} MB, the upload limit "
+            "(MAX_UPLOAD_MB)"
+        )
+    parsed = parse_csv(raw, opts, settings.max_columns)
+    stem = Path(filename or "upload.csv").stem
+    dataset = Dataset(
+        name=opts.name or stem,
+        description=opts.description,
+        source="upload",
+        task=parsed.task,
+        target=parsed.target,
+        n_samples=parsed.X.shape[0],
+        n_features=parsed.X.shape[1],
+        feature_names=parsed.feature_names,
+        groups=parsed.groups,
+        classes=parsed.classes,
+        true_support=parsed.true_support,
+        meta={
+            "filename": filename,
+            "delimiter": parsed.delimiter,
+            "encoding": opts.encoding,
+            "dropped_rows": parsed.dropped_rows,
+        },
+    )
+    missing = [parsed.missing[name] for name in [*parsed.feature_names, parsed.target]]
+    stats = columns.column_stats(parsed.X, parsed.y, parsed.task, missing)
+    return _store(session, settings.data_dir, dataset, {"X": parsed.X, "y": parsed.y, **stats})
+
+
+def create_generated(session: Session, data_dir: Path, body: DatasetGenerate) -> Dataset:
+    spec = generators.GENERATORS.get(body.generator)
+    if spec is None:
+        raise InvalidInput(
+            f"unknown generator {body.generator!r}; available: "
+            f"{', '.join(sorted(generators.GENERATORS))}",
+            loc=("body", "generator"),
+        )
+    try:
+        params = spec.validate(body.params)
+        _check_size(params)
+        problem = generators.generate(body.generator, random_state=body.random_state, **params)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), loc=("body", "params")) from None
+    return create_from_problem(session, data_dir, problem, name=body.name, source="generator")
+
+
+def _check_size(params: dict[str, Any]) -> None:
+    n = params.get("n", 1)
+    d = params.get("d", params.get("p", 1))
+    cells = n * d * params.get("density", 1.0)
+    if cells > MAX_GENERATED_CELLS:
+        raise TooLarge(
+            f"n x d = {n} x {d} gives {cells:.3g} stored values; at most "
+            f"{MAX_GENERATED_CELLS:.3g} are allowed"
+        )
+
+
+def create_from_problem(
+    session: Session,
+    data_dir: Path,
+    problem: Problem,
+    *,
+    name: str | None,
+    source: str,
+    sample_key: str | None = None,
+    target: str = "y",
+) -> Dataset:
+    d = problem.n_features
+    classes, y = _coded_target(problem)
+    dataset = Dataset(
+        name=name or problem.name,
+        description=problem.description,
+        source=source,
+        task=problem.task,
+        target=target,
+        n_samples=problem.n_samples,
+        n_features=d,
+        feature_names=list(problem.feature_names) or [f"x{j}" for j in range(d)],
+        groups=None if problem.groups is None else [str(g) for g in problem.groups],
+        classes=classes,
+        true_support=None if problem.support is None else [int(j) for j in problem.support],
+        meta={"generator": problem.name, **json_safe(problem.meta)},
+        sample_key=sample_key,
+    )
+    arrays = {
+        **storage.pack_matrix(problem.X),
+        "y": y,
+        **columns.column_stats(problem.X, y, problem.task, missing=[0] * (d + 1)),
+    }
+    if problem.true_coef is not None:
+        arrays["true_coef"] = np.asarray(problem.true_coef, dtype=float)
+    return _store(session, data_dir, dataset, arrays)
+
+
+def _coded_target(problem: Problem) -> tuple[list[str] | None, np.ndarray]:
+    """Class labels and y as 0/1 codes for classification (labels may be text or numbers)."""
+    if problem.task != Task.classification:
+        return None, np.asarray(problem.y, dtype=float)
+    labels, codes = np.unique(problem.y, return_inverse=True)
+    names = [str(v) if isinstance(v, str) else f"{v:g}" for v in labels.tolist()]
+    return names, codes.astype(float)
+
+
+def _store(
+    session: Session, data_dir: Path, dataset: Dataset, arrays: dict[str, np.ndarray]
+) -> Dataset:
+    dataset.file = storage.save_arrays(data_dir, arrays)
+    try:
+        session.add(dataset)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        storage.delete_file(data_dir, dataset.file)
+        raise
+    session.refresh(dataset)
+    return dataset
+
+
+def json_safe(value: Any, most: int = 1000) -> Any:
+    """Generator metadata made storable as JSON: numpy to Python, big arrays summarised."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v, most) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, most) for v in value]
+    if isinstance(value, np.ndarray):
+        if value.size > most:
+            return f"array of shape {value.shape} (not stored)"
+        return json_safe(value.tolist(), most)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def list_datasets(session: Session, offset: int, limit: int) -> list[Dataset]:
+    return list(session.exec(select(Dataset).order_by(Dataset.id).offset(offset).limit(limit)))
+
+
+def get_dataset(session: Session, dataset_id: int) -> Dataset:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise NotFound(f"data set {dataset_id} does not exist")
+    return dataset
+
+
+def describe(data_dir: Path, dataset: Dataset) -> DatasetPublic:
+    stats = storage.load_arrays(data_dir, dataset.file, columns.KEYS)
+    return DatasetPublic.with_columns(dataset, columns.summaries(dataset, stats))
+
+
+def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
+    arrays = storage.load_arrays(data_dir, dataset.file)
+    X, y = storage.unpack_matrix(arrays), arrays["y"]
+    rows = X[offset : offset + limit]
+    rows = rows.toarray() if sp.issparse(rows) else rows
+    labels = y[offset : offset + limit]
+    targets = [dataset.classes[int(v)] for v in labels] if dataset.classes else labels.tolist()
+    return DatasetPreview(
+        dataset_id=dataset.id,
+        offset=offset,
+        total=dataset.n_samples,
+        columns=[*dataset.feature_names, dataset.target],
+        rows=[[*row, target] for row, target in zip(rows.tolist(), targets, strict=True)],
+    )
+
+
+# --------------------------------------------------------------------------- deleting
+
+
+def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:
+    """Delete unless a queued or running run uses it (one statement: no race with submits)."""
+    dataset = get_dataset(session, dataset_id)
+    busy = exists().where(Run.dataset_id == dataset_id, Run.status.in_(ACTIVE))
+    deleted = session.exec(delete(Dataset).where(Dataset.id == dataset_id, ~busy)).rowcount
+    session.commit()
+    if deleted == 0:
+        if session.exec(select(Dataset.id).where(Dataset.id == dataset_id)).first() is None:
+            raise NotFound(f"data set {dataset_id} does not exist")  # deleted meanwhile
+        raise Conflict(
+            f"data set {dataset_id} is used by a queued or running run; cancel it or wait for "
+            "it to finish"
+        )
+    storage.delete_file(data_dir, dataset.file)

@@ -1,0 +1,109 @@
+"""Train/test split and the summary of a finished run: support, fit metrics, recovery."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine import SelectionResult
+from engine import metrics as measures
+
+from ..models import FitMetrics, RunResult, SelectedFeature, SupportRecovery, Task
+
+
+def split_rows(
+    y: np.ndarray, task: str, test_fraction: float | None, seed: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row indices to train and test on; classification splits within each class so both
+    sides keep both classes."""
+    n = len(y)
+    if not test_fraction:
+        return np.arange(n), None
+    rng = np.random.default_rng(seed)
+    strata = (
+        [np.flatnonzero(y == c) for c in np.unique(y)]
+        if task == Task.classification
+        else [np.arange(n)]
+    )
+    test = np.concatenate(
+        [rng.permutation(rows)[: round(len(rows) * test_fraction)] for rows in strata]
+    )
+    return np.setdiff1d(np.arange(n), test), np.sort(test)
+
+
+def check_split(y: np.ndarray, task: str, test_fraction: float | None, seed: int) -> str | None:
+    """Why the split cannot be used, or None."""
+    train, test = split_rows(y, task, test_fraction, seed)
+    if test is not None and len(test) == 0:
+        return f"test_fraction {test_fraction} of {len(y)} rows leaves no row to test on"
+    if len(train) < 2:
+        return f"test_fraction {test_fraction} of {len(y)} rows leaves fewer than 2 to train on"
+    if task == Task.classification and len(np.unique(y[train])) < 2:
+        return f"test_fraction {test_fraction} leaves a single class to train on"
+    return None
+
+
+def fit_metrics(X: Any, y: np.ndarray, coef: np.ndarray, intercept: float, task: str) -> FitMetrics:
+    """MSE and R^2 for a regression objective; accuracy and log-loss for a classification one
+    (y holds 0/1, the linear predictor is the log-odds of 1)."""
+    eta = np.asarray(X @ coef).ravel() + intercept
+    if task == Task.regression:
+        mse = measures.squared_error(y, eta)
+        variance = float(np.var(y))
+        r2 = 1.0 - mse / variance if variance > 0 else None
+        return FitMetrics(n_samples=len(y), mse=_finite(mse), r2=_finite(r2))
+    log_loss = float(np.mean(np.logaddexp(0.0, eta) - y * eta))
+    accuracy = measures.accuracy(y, (eta > 0).astype(float))
+    return FitMetrics(n_samples=len(y), accuracy=accuracy, log_loss=_finite(log_loss))
+
+
+def recovery(support: np.ndarray, true_support: list[int], names: list[str]) -> SupportRecovery:
+    selected, truth = set(support.tolist()), set(true_support)
+    hits = len(selected & truth)
+    false_pos = measures.feature_selection_error(support, true_support)  # |S \ S*|
+    false_neg = measures.feature_selection_error(true_support, support)  # |S* \ S|
+    return SupportRecovery(
+        true_support=[names[j] for j in sorted(truth)],
+        true_positives=hits,
+        false_positives=false_pos,
+        false_negatives=false_neg,
+        precision=hits / len(selected) if selected else 0.0,
+        recall=hits / len(truth) if truth else 1.0,
+        f_measure=measures.f_measure(support, true_support),
+        selection_error=false_pos + false_neg,
+        exact_recovery=selected == truth,
+    )
+
+
+def summarise(
+    result: SelectionResult,
+    *,
+    names: list[str],
+    task: str,
+    train: tuple[Any, np.ndarray],
+    test: tuple[Any, np.ndarray] | None,
+    true_support: list[int] | None,
+) -> RunResult:
+    coef, intercept = result.coef, result.intercept
+    return RunResult(
+        support=[
+            SelectedFeature(index=int(j), name=names[j], coef=float(coef[j]))
+            for j in result.support
+        ],
+        intercept=intercept,
+        objective=_finite(result.objective),
+        n_steps=result.n_steps,
+        stop_reason=result.stop_reason,
+        engine_seconds=result.elapsed,
+        train=fit_metrics(*train, coef, intercept, task),
+        test=fit_metrics(*test, coef, intercept, task) if test is not None else None,
+        recovery=(
+            recovery(result.support, true_support, names) if true_support is not None else None
+        ),
+    )
+
+
+def _finite(x: float | None) -> float | None:
+    # JSON (and PostgreSQL's json type) has no NaN or infinity.
+    return float(x) if x is not None and np.isfinite(x) else None

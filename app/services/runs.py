@@ -1,0 +1,284 @@
+"""Runs and comparisons: validate against the engine's registry, queue, read, cancel.
+
+Everything a client sends is checked here, before a row exists, with the engine's own
+parameter specs, so a queued run can fail only for reasons no check could foresee.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+import engine as fs
+
+from .. import storage
+from ..errors import Conflict, InvalidInput, NotFound
+from ..jobs.backend import JobBackend
+from ..models import (
+    ACTIVE,
+    Comparison,
+    ComparisonCreate,
+    ComparisonPublic,
+    Dataset,
+    IdempotencyKey,
+    Run,
+    RunConfig,
+    RunCreate,
+    RunPublic,
+    RunStatus,
+    SplitOptions,
+    Task,
+    TraceEvent,
+    TracePage,
+    utcnow,
+)
+from . import idempotency
+from .evaluation import check_split
+
+Loc = tuple[str | int, ...]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_config(config: RunConfig, dataset: Dataset, loc: Loc = ("body",)) -> dict[str, Any]:
+    """The run's parameters with defaults filled in, or InvalidInput naming what is wrong."""
+    algorithm = _entry(fs.ALGORITHMS, config.algorithm, "algorithm", loc)
+    objective = _entry(fs.OBJECTIVES, config.objective, "objective", loc)
+    if algorithm.objectives is not None and objective.name not in algorithm.objectives:
+        raise InvalidInput(
+            f"algorithm {algorithm.name!r} works with objectives "
+            f"{', '.join(algorithm.objectives)}, not {objective.name!r}",
+            loc=(*loc, "objective"),
+        )
+    if objective.task == Task.classification and dataset.task != Task.classification:
+        raise InvalidInput(
+            f"objective {objective.name!r} needs a binary target, but data set {dataset.id} "
+            f"({dataset.name!r}) is a {dataset.task} task; use a regression objective",
+            loc=(*loc, "objective"),
+        )
+    own = {p.name for p in objective.params}
+    try:
+        params = {
+            **objective.validate({n: v for n, v in config.params.items() if n in own}),
+            **algorithm.validate({n: v for n, v in config.params.items() if n not in own}),
+        }
+    except ValueError as exc:
+        raise InvalidInput(str(exc), loc=(*loc, "params")) from None
+    _check_k(config.k, algorithm, dataset, (*loc, "k"))
+    return params
+
+
+def _entry(registry: dict[str, Any], name: str, kind: str, loc: Loc) -> Any:
+    if name not in registry:
+        raise InvalidInput(
+            f"unknown {kind} {name!r}; available: {', '.join(sorted(registry))}",
+            loc=(*loc, kind),
+        )
+    return registry[name]
+
+
+def _check_k(k: int | None, algorithm: fs.AlgorithmSpec, dataset: Dataset, loc: Loc) -> None:
+    d = dataset.n_features
+    if k is None and algorithm.k == "required":
+        raise InvalidInput(
+            f"algorithm {algorithm.name!r} needs k, the number of features to select (1 to {d})",
+            loc=loc,
+        )
+    if k is not None and algorithm.k == "unused":
+        raise InvalidInput(f"algorithm {algorithm.name!r} does not take k", loc=loc)
+    if k is not None and not 1 <= k <= d:
+        raise InvalidInput(
+            f"k must be between 1 and {d} (the features of data set {dataset.id}), got {k}",
+            loc=loc,
+        )
+
+
+def _check_split(data_dir: Path, dataset: Dataset, split: SplitOptions) -> None:
+    if split.test_fraction is None:
+        return
+    y = storage.load_arrays(data_dir, dataset.file, ("y",))["y"]
+    problem = check_split(y, dataset.task, split.test_fraction, split.seed or 0)
+    if problem:
+        raise InvalidInput(problem, loc=("body", "test_fraction"))
+
+
+def _dataset(session: Session, dataset_id: int) -> Dataset:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
+    return dataset
+
+
+def _new_run(
+    dataset: Dataset, config: RunConfig, params: dict[str, Any], split: SplitOptions
+) -> Run:
+    return Run(
+        dataset_id=dataset.id,
+        algorithm=config.algorithm,
+        objective=config.objective,
+        k=config.k,
+        params=params,
+        record_candidates=config.record_candidates,
+        test_fraction=split.test_fraction,
+        seed=split.seed or 0,
+    )
+
+
+# --------------------------------------------------------------------------- submitting
+
+
+def submit_run(
+    session: Session, backend: JobBackend, data_dir: Path, body: RunCreate, key: str | None
+) -> Run:
+    request_hash = idempotency.digest("run", body)
+    if seen := idempotency.lookup(session, key, request_hash):
+        return get_run(session, seen.run_id)
+    dataset = _dataset(session, body.dataset_id)
+    run = _new_run(dataset, body, validate_config(body, dataset), body)
+    _check_split(data_dir, dataset, body)
+    session.add(run)
+    try:
+        session.flush()
+        if key is not None:
+            session.add(IdempotencyKey(key=key, request_hash=request_hash, run_id=run.id))
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return get_run(session, _winner(session, key, request_hash, body.dataset_id).run_id)
+    backend.submit(run.id)
+    return run
+
+
+def submit_comparison(
+    session: Session,
+    backend: JobBackend,
+    data_dir: Path,
+    body: ComparisonCreate,
+    key: str | None,
+) -> ComparisonPublic:
+    request_hash = idempotency.digest("comparison", body)
+    if seen := idempotency.lookup(session, key, request_hash):
+        return get_comparison(session, seen.comparison_id)
+    dataset = _dataset(session, body.dataset_id)
+    runs = [
+        _new_run(dataset, config, validate_config(config, dataset, ("body", "runs", i)), body)
+        for i, config in enumerate(body.runs)
+    ]
+    _check_split(data_dir, dataset, body)
+    comparison = Comparison(dataset_id=dataset.id, name=body.name)
+    session.add(comparison)
+    try:
+        session.flush()
+        for run in runs:
+            run.comparison_id = comparison.id
+        session.add_all(runs)
+        if key is not None:
+            session.add(
+                IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
+            )
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        winner = _winner(session, key, request_hash, body.dataset_id)
+        return get_comparison(session, winner.comparison_id)
+    for run in runs:
+        backend.submit(run.id)
+    return get_comparison(session, comparison.id)
+
+
+def _winner(
+    session: Session, key: str | None, request_hash: str, dataset_id: int
+) -> IdempotencyKey:
+    """After a failed insert: the concurrent submit that used the same key, if that was it."""
+    seen = idempotency.lookup(session, key, request_hash)
+    if seen is None:  # the other constraint: the data set was deleted meanwhile
+        raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
+    return seen
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def get_run(session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"run {run_id} does not exist")
+    return run
+
+
+def list_runs(
+    session: Session,
+    dataset_id: int | None,
+    status: RunStatus | None,
+    offset: int,
+    limit: int,
+) -> list[Run]:
+    query = select(Run).order_by(Run.id.desc()).offset(offset).limit(limit)
+    if dataset_id is not None:
+        query = query.where(Run.dataset_id == dataset_id)
+    if status is not None:
+        query = query.where(Run.status == status)
+    return list(session.exec(query))
+
+
+def get_comparison(session: Session, comparison_id: int) -> ComparisonPublic:
+    comparison = session.get(Comparison, comparison_id)
+    if comparison is None:
+        raise NotFound(f"comparison {comparison_id} does not exist")
+    runs = session.exec(select(Run).where(Run.comparison_id == comparison_id).order_by(Run.id))
+    return ComparisonPublic(
+        **comparison.model_dump(),
+        url=f"/api/comparisons/{comparison_id}",
+        runs=[RunPublic.of(run) for run in runs],
+    )
+
+
+def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePage:
+    # Status first: a run's last events and its final status commit together, so events read
+    # after seeing a final status are complete.
+    run = get_run(session, run_id)
+    rows = session.exec(
+        select(TraceEvent)
+        .where(TraceEvent.run_id == run_id, TraceEvent.step > after)
+        .order_by(TraceEvent.step)
+        .limit(limit)
+    ).all()
+    return TracePage(
+        run_id=run_id,
+        status=run.status,
+        attempt=run.attempt,
+        events=[row.data for row in rows],
+        next_after=rows[-1].step if rows else after,
+        complete=run.status not in ACTIVE and len(rows) < limit,
+    )
+
+
+# --------------------------------------------------------------------------- cancelling
+
+
+def cancel_run(session: Session, run_id: int) -> Run:
+    """A queued run is cancelled at once; a running one is asked to stop (its worker sees the
+    request within a trace batch or a heartbeat). Repeating a cancel is harmless; cancelling a
+    run that ended otherwise is a conflict."""
+    run = get_run(session, run_id)
+    now = utcnow()
+    session.exec(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.queued)
+        .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=now)
+    )
+    session.exec(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.running)
+        .values(cancel_requested=True)
+    )
+    session.commit()
+    session.refresh(run)
+    if run.status in (RunStatus.done, RunStatus.failed):
+        raise Conflict(f"run {run_id} already finished ({run.status}); there is nothing to cancel")
+    return run

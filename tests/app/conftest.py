@@ -1,0 +1,125 @@
+"""Fixtures for the app tests: the real app on a fresh SQLite file per test (tmp_path), with
+or without worker processes, and database URLs for the storage tests (SQLite, and PostgreSQL
+at 127.0.0.1:5432/test when it is reachable)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from app_helpers import make_settings, serve
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
+
+PG_BASE = "postgresql://{user}@127.0.0.1:5432/test"
+SLOW_DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 300, "s": 10}}
+SLOW_SECONDS = 1.0  # long enough to cancel or kill a run in its middle
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Starlette's test client announces a future switch of HTTP library; not ours to act on.
+    config.addinivalue_line("filterwarnings", "ignore:.*httpx2")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def client(data_dir: Path) -> Iterator[TestClient]:
+    """The API without workers: runs stay queued."""
+    with serve(make_settings(data_dir)) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def shared_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """One API (no workers) for a module of tests that each must leave nothing behind: they
+    check the data set and run lists and the data directory are still empty, so sharing the
+    database costs no isolation and saves an app start per case."""
+    data_dir = tmp_path_factory.mktemp("shared") / "data"
+    with serve(make_settings(data_dir)) as c:
+        yield c
+
+
+@pytest.fixture
+def worker_client(data_dir: Path) -> Iterator[TestClient]:
+    """The API with one worker process."""
+    with serve(make_settings(data_dir, workers=1)) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def slow_job() -> tuple[dict, dict]:
+    """A data set to generate and a run on it that takes at least SLOW_SECONDS.
+
+    The size is found by timing runs in this process: the engine keeps getting faster, so a
+    fixed size would sooner or later finish before a test could interrupt it.
+    """
+    from engine import datasets, select
+
+    problem = datasets.generate(SLOW_DATA["generator"], random_state=0, **SLOW_DATA["params"])
+    for k in (30, 45, 60, 80, 120, 160, 240):
+        config = {"algorithm": "foba-obj", "objective": "logistic", "k": k}
+        start = time.perf_counter()
+        select(problem.X, problem.y, **config)
+        if time.perf_counter() - start >= SLOW_SECONDS:
+            return SLOW_DATA, config
+    pytest.fail(f"no run on {SLOW_DATA} takes {SLOW_SECONDS} s any more: use a larger one")
+
+
+def _postgres_user() -> tuple[str | None, str]:
+    """A user that can connect, or None and the reason."""
+    try:
+        import psycopg
+    except ImportError:
+        return None, "psycopg is not installed"
+    reason = "nothing listens on 127.0.0.1:5432"
+    for user in ("postgres", "root"):
+        try:
+            psycopg.connect(
+                host="127.0.0.1", port=5432, dbname="test", user=user, connect_timeout=2
+            ).close()
+            return user, ""
+        except psycopg.OperationalError as exc:
+            reason = f"cannot connect to PostgreSQL at 127.0.0.1:5432/test: {exc}".strip()
+    return None, reason
+
+
+@pytest.fixture(scope="session")
+def postgres_user() -> str:
+    user, reason = _postgres_user()
+    if user is None:
+        pytest.skip(reason)
+    return user
+
+
+@pytest.fixture
+def postgres_url(postgres_user: str) -> Iterator[str]:
+    """A fresh PostgreSQL schema, dropped afterwards."""
+    import psycopg
+
+    base = PG_BASE.format(user=postgres_user)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{base}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, data_dir: Path) -> str:
+    """A private database: a SQLite file, or a PostgreSQL schema (skipped when unreachable)."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{data_dir / 'test.db'}"
