@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
@@ -153,8 +153,26 @@ def params_schema(title: str, specs: tuple[Param, ...]) -> dict[str, Any]:
     }
 
 
+class ParamsOwner:
+    """What every registered entry with parameters shares: validation and its JSON schema.
+
+    Subclasses are dataclasses with ``name`` and ``params``; ``kind`` names them in errors.
+    """
+
+    kind: ClassVar[str] = "entry"
+    name: str
+    params: tuple[Param, ...]
+
+    def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Defaults filled in, every value checked (ValueError naming the parameter)."""
+        return validate_params(f"{self.kind} {self.name!r}", self.params, given)
+
+    def json_schema(self) -> dict[str, Any]:
+        return params_schema(f"{self.name} parameters", self.params)
+
+
 @dataclass(frozen=True)
-class AlgorithmSpec:
+class AlgorithmSpec(ParamsOwner):
     """A registered algorithm.
 
     ``k`` says how the algorithm uses the target support size: ``"required"``, ``"optional"``
@@ -171,12 +189,7 @@ class AlgorithmSpec:
     objectives: tuple[str, ...] | None = None  # None: every objective
     family: str = "greedy"
     uses_groups: bool = False  # receives ``groups`` (one int label per feature, or None)
-
-    def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        return validate_params(f"algorithm {self.name!r}", self.params, given)
-
-    def json_schema(self) -> dict[str, Any]:
-        return params_schema(f"{self.name} parameters", self.params)
+    kind: ClassVar[str] = "algorithm"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,7 +207,7 @@ class AlgorithmSpec:
 
 
 @dataclass(frozen=True)
-class ObjectiveSpec:
+class ObjectiveSpec(ParamsOwner):
     name: str
     title: str
     summary: str
@@ -202,12 +215,7 @@ class ObjectiveSpec:
     factory: Callable[..., Any]
     params: tuple[Param, ...] = ()
     task: str = "regression"  # or "classification"
-
-    def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        return validate_params(f"objective {self.name!r}", self.params, given)
-
-    def json_schema(self) -> dict[str, Any]:
-        return params_schema(f"{self.name} parameters", self.params)
+    kind: ClassVar[str] = "objective"
 
     def to_dict(self) -> dict[str, Any]:
         return {

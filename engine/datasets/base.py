@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..registry import Param, params_schema, validate_params
+from ..registry import Param, ParamsOwner, validate_params
 
 TASKS = ("regression", "classification")
 
@@ -88,7 +88,7 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
+class DatasetSpec(ParamsOwner):
     """A registered generator: what the app shows for it and how its parameters are checked."""
 
     name: str
@@ -98,13 +98,7 @@ class DatasetSpec:
     func: Callable[..., Problem]
     params: tuple[Param, ...]
     task: str
-
-    def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Defaults filled in and every value checked (ValueError naming the parameter)."""
-        return validate_params(f"dataset {self.name!r}", self.params, given)
-
-    def json_schema(self) -> dict[str, Any]:
-        return params_schema(f"{self.name} parameters", self.params)
+    kind: ClassVar[str] = "dataset"
 
     def to_dict(self) -> dict[str, Any]:
         return {
