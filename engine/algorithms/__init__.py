@@ -1,3 +1,11 @@
 """Algorithms: importing this package registers every one of them."""
 
-from . import backward, foba, forward, oblivious  # noqa: F401  (registration side effects)
+from . import (  # noqa: F401  (registration side effects)
+    backward,
+    foba,
+    forward,
+    frank_wolfe,
+    group_omp,
+    lasso,
+    oblivious,
+)

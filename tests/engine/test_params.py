@@ -61,7 +61,7 @@ BAD_CALLS = [
         "max_replacements",
     ),
     ("fit_intercept-str", dict(algorithm="omp", k=3, fit_intercept="yes"), "fit_intercept"),
-    ("unknown-algorithm", dict(algorithm="lasso", k=3), "lasso"),
+    ("unknown-algorithm", dict(algorithm="no-such-algorithm", k=3), "no-such-algorithm"),
     ("unknown-objective", dict(algorithm="omp", k=3, objective="hinge"), "hinge"),
     ("backward-on-wide-data", dict(algorithm="backward", k=3, X=X[:6], y=Y[:6]), "n_samples"),
     ("backward-on-square-data", dict(algorithm="backward", k=3, X=X[:8], y=Y[:8]), "n_features"),
@@ -130,7 +130,7 @@ def test_bad_names_list_what_is_allowed():
     for choice in ("standard", "conservative", "aggressive"):
         assert choice in str(err.value)
     with pytest.raises(ValueError) as err:
-        engine.select(X, Y, algorithm="lasso", k=3)
+        engine.select(X, Y, algorithm="no-such-algorithm", k=3)
     assert "foba-obj" in str(err.value) and "omp" in str(err.value)
     with pytest.raises(ValueError) as err:
         engine.select(X, Y, algorithm="foba-obj", k=3, foo=1)
@@ -186,8 +186,18 @@ def test_registries_list_the_documented_entries():
         "backward",
         "oblivious",
         "replacement",
+        "frank-wolfe",
+        "randomized-sparsification",
+        "lasso",
+        "lasso-refit",
+        "group-omp",
     }
-    assert set(engine.OBJECTIVES) == {"least_squares", "logistic"}
+    assert set(engine.OBJECTIVES) == {
+        "least_squares",
+        "logistic",
+        "smoothed_hinge",
+        "smoothed_absolute",
+    }
     assert [p.name for p in engine.OBJECTIVES["logistic"].params] == ["lam", "fit_intercept"]
     assert engine.OBJECTIVES["logistic"].params[0].default == 1e-4
 

@@ -1,0 +1,721 @@
+"""Lasso and Lasso-Pipeline: the l1 regularisation path as a trace of add/remove actions.
+
+Zhang (2008), Section 4, compares FoBa with the Lasso through "a path of actions for adding and
+deleting features, along the L_1 solution path" (LARS), and takes from every path "the active
+feature set of size k with the smallest least squares error". Elenberg et al. (2016), Section 5,
+use two l1 baselines: *Lasso* (l1-regularised model, the regularisation swept to reach each
+sparsity level) and *Lasso-Pipeline* (the Lasso's support, refitted by an unregularised model).
+
+The paths come from scikit-learn (imported lazily, so ``import engine`` stays fast):
+
+* least squares, ``path="lars"``: ``lars_path(method="lasso")``, the exact piecewise linear
+  path. Its objective is ``(1/2n)||y - Xw||^2 + alpha ||w||_1``, our least-squares loss plus
+  ``alpha ||w||_1``, so its alphas are ours unchanged. With an intercept it runs on centred
+  columns and target (the intercept is profiled out exactly: ``b = mean(y) - mean(X) . w``);
+  for sparse X on the centred Gram matrix (``lars_path_gram``), which never densifies X;
+* least squares, ``path="grid"``: ``Lasso`` (coordinate descent, same scaling, sparse X
+  centred implicitly) warm-started along a log-spaced grid of alphas;
+* logistic: ``LogisticRegression`` with an l1 penalty and the ``saga`` solver, warm-started
+  along the same kind of grid. scikit-learn minimises ``C sum_i loss_i + ||w||_1``, i.e.
+  ``(1/n) sum_i loss_i + alpha ||w||_1`` with ``alpha = 1/(n C)``. ``saga`` leaves the intercept
+  unpenalised (``liblinear`` would penalise it as a synthetic feature). The path is the pure
+  l1 path: our objective's ridge ``lam`` enters the reported objective values and the
+  Lasso-Pipeline refit, not the path.
+
+Path to trace. Point ``t`` of the path (a LARS knot or a grid point) has coefficients ``w_t``
+and support ``S_t = {j : w_tj != 0}`` (entries below ``1e-12 max|w_t|`` count as zero: LARS
+leaves rounding residue of ~1e-20 on a coefficient at the knot where it leaves the path).
+Going from ``S_{t-1}`` to ``S_t`` emits ``swap`` events (one entering feature paired with one
+leaving feature, in index order), then ``add`` events, then ``remove`` events; a point whose
+support did not change emits ``iterate``. Every event carries ``info = {"alpha": alpha_t,
+"path_point": t}`` and ``objective`` = OUR objective (the objective's ``value``, with the
+logistic ridge) at ``w_t`` restricted to the support after the event. After the last event of
+a point that is exactly ``Q(w_t, b_t)``; the restriction only matters for the rare points where
+several features change at once, whose intermediate supports are not lasso solutions. LARS
+changes one feature per knot, and a feature shows up in the first knot where its coefficient
+is nonzero, i.e. one knot after the alpha at which it entered the active set.
+
+Choice at k (both algorithms): among the path points with exactly k nonzero coefficients, the
+one with the smallest objective, Zhang's "best k features along the path". ``lasso`` ranks the
+points by the objective at the lasso's own (shrunk) coefficients, which it returns; for least
+squares that is the last (least shrunk) point with k features. ``lasso-refit`` ranks the
+distinct supports by the objective of their refit, which it returns. When no point has exactly
+k features, the largest size below k the path reached stands in (never more than k features,
+as for the greedy paths), and the stop reason says so. On a grid, a step that jumps over k is
+bisected in log(alpha) (``refine_steps`` fits) to find a point with exactly k features.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..objectives import ActiveSet, CollinearFeature, Objective
+from ..registry import Param, register_algorithm
+from ..trace import Recorder
+from .common import Solution
+
+_ZHANG = "Zhang 2008, Section 4 (LARS path of actions, best k features along the path)"
+_ELENBERG = "Elenberg et al. 2016, Section 5"
+
+# |w_j| <= _ZERO_TOL * max|w| is a zero: LARS leaves ~1e-20 on a coefficient at the knot where
+# it leaves the path, and no real coefficient of a path point is 1e12 times below the largest.
+_ZERO_TOL = 1e-12
+# lars_path_gram needs the dense d x d Gram matrix of a sparse X; above this many features it
+# costs more memory (d^2 doubles: 32 MB at 2000) than a grid of coordinate-descent fits.
+_MAX_GRAM_FEATURES = 2000
+# Fixed seed of saga's sample order, so a run is reproducible whatever its random_state.
+_SAGA_SEED = 0
+# scikit-learn's saga damps the intercept's updates 100-fold on sparse X, which slows its
+# convergence by an order of magnitude or more; up to this many entries (32 MB) a sparse X is
+# densified for the logistic path.
+_MAX_DENSE_ENTRIES = 4_000_000
+
+LASSO_PARAMS = (
+    Param(
+        "path",
+        "str",
+        "auto",
+        "How the path is computed: lars (exact LARS-lasso path, least squares only), grid "
+        "(warm-started solves on a log-spaced grid of alphas) or auto (lars for least squares "
+        f"when X is dense or has at most {_MAX_GRAM_FEATURES} features, grid otherwise).",
+        choices=("auto", "lars", "grid"),
+    ),
+    Param(
+        "max_steps",
+        "int",
+        None,
+        "Path length: LARS steps, or support changes along the grid (default 5k, Zhang's path "
+        "length; without k the whole path).",
+        minimum=1,
+        nullable=True,
+    ),
+    Param(
+        "n_alphas",
+        "int",
+        100,
+        "Grid path: number of alphas, log-spaced from alpha_max (where the first feature enters) "
+        "down to alpha_min_ratio x alpha_max.",
+        minimum=2,
+        maximum=10_000,
+    ),
+    Param(
+        "alpha_min_ratio",
+        "float",
+        None,
+        "End of the path as a fraction of alpha_max (default: 0, the whole path, for lars; "
+        "1e-3 for the grid).",
+        minimum=0.0,
+        maximum=1.0,
+        nullable=True,
+    ),
+    Param(
+        "refine_steps",
+        "int",
+        10,
+        "Grid path with k: bisection steps in log(alpha) to find a point with exactly k "
+        "features when the grid jumps over k (0: keep the plain grid).",
+        minimum=0,
+        maximum=60,
+    ),
+    Param(
+        "tol",
+        "float",
+        1e-6,
+        "Grid path: tolerance of scikit-learn's solver at every alpha (Lasso, or "
+        "LogisticRegression with saga).",
+        minimum=0.0,
+        exclusive_minimum=True,
+    ),
+    Param(
+        "max_iter",
+        "int",
+        1000,
+        "Grid path: most solver iterations (coordinate-descent sweeps or saga epochs) per alpha.",
+        minimum=1,
+    ),
+)
+
+
+# --------------------------------------------------------------------------- path
+
+
+@dataclass(frozen=True)
+class PathPoint:
+    """One point of the l1 path: regularisation level, coefficients (exact zeros off the
+    support), intercept and support."""
+
+    alpha: float
+    coef: np.ndarray
+    intercept: float
+    support: frozenset[int]
+
+
+@dataclass
+class LassoPath:
+    """The computed path: ``points[0]`` is the empty model at alpha_max."""
+
+    points: list[PathPoint]
+    method: str
+    reason: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    """Validated parameters, with ``method`` resolved from ``auto`` and defaults filled in."""
+
+    method: str
+    k: int | None
+    max_steps: int | None
+    n_alphas: int
+    alpha_min_ratio: float
+    refine_steps: int
+    tol: float
+    max_iter: int
+
+
+def make_point(alpha: float, coef: np.ndarray, intercept: float) -> PathPoint:
+    """A path point with rounding residue zeroed (see ``_ZERO_TOL``)."""
+    coef = np.array(coef, dtype=np.float64).ravel()
+    big = np.max(np.abs(coef), initial=0.0)
+    coef[np.abs(coef) <= _ZERO_TOL * big] = 0.0
+    return PathPoint(float(alpha), coef, float(intercept), frozenset(np.flatnonzero(coef).tolist()))
+
+
+def settings(objective: Objective, k: int | None, **params: Any) -> PathSettings:
+    """Resolve ``path="auto"`` and the defaults that depend on the method and on k."""
+    method = params["path"]
+    is_ls = objective.name == "least_squares"
+    if method == "lars" and not is_ls:
+        raise ValueError(
+            f"parameter 'path' = 'lars' works with least squares only; the {objective.name} "
+            "objective needs path = 'grid' (or 'auto')"
+        )
+    design = objective.design
+    if method == "lars" and design.sparse and objective.n_features > _MAX_GRAM_FEATURES:
+        raise ValueError(
+            f"parameter 'path' = 'lars' with a sparse X needs the dense d x d Gram matrix; "
+            f"d = {objective.n_features} exceeds {_MAX_GRAM_FEATURES}: use path = 'grid'"
+        )
+    if method == "auto":
+        small = not design.sparse or objective.n_features <= _MAX_GRAM_FEATURES
+        method = "lars" if is_ls and small else "grid"
+    ratio = params["alpha_min_ratio"]
+    if ratio is None:
+        ratio = 0.0 if method == "lars" else 1e-3
+    if method == "grid" and not ratio > 0:
+        raise ValueError(
+            "parameter 'alpha_min_ratio' must be > 0 for a grid path (the grid is log-spaced)"
+        )
+    max_steps = params["max_steps"]
+    if max_steps is None and k is not None:
+        max_steps = 5 * k  # Zhang: a path five times as long as the target sparsity
+    return PathSettings(
+        method=method,
+        k=k,
+        max_steps=max_steps,
+        n_alphas=params["n_alphas"],
+        alpha_min_ratio=float(ratio),
+        refine_steps=params["refine_steps"],
+        tol=params["tol"],
+        max_iter=params["max_iter"],
+    )
+
+
+def compute_path(objective: Objective, cfg: PathSettings) -> LassoPath:
+    """The l1 path of ``objective``'s loss, by LARS or along a warm-started grid.
+
+    Parameters
+    ----------
+    objective : Objective
+        Least squares or logistic.
+    cfg : PathSettings
+        From :func:`settings`.
+
+    Returns
+    -------
+    LassoPath
+        Points in order of decreasing alpha, the first the empty model at alpha_max; why the
+        path ended; scikit-learn's warnings, summarised.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if cfg.method == "lars":
+            path = _lars_path(objective, cfg)
+        else:
+            fitter, notes = _make_fitter(objective, cfg)
+            path = _grid_path(objective, cfg, fitter)
+            path.notes += notes
+    path.notes += _warning_notes(caught)
+    return path
+
+
+def _warning_notes(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    # scikit-learn's convergence and degeneracy warnings belong in the stop reason, where the
+    # user sees them, not on the server's stderr.
+    if not caught:
+        return []
+    first = str(caught[0].message).split("\n")[0]
+    return [f"scikit-learn warned {len(caught)} time(s), first: {first}"]
+
+
+def _alpha_max(objective: Objective) -> float:
+    """Smallest alpha at which the l1 solution is empty: max_j |dQ/dw_j| at the null model."""
+    state = objective.start()
+    return float(np.max(np.abs(state.gradient()), initial=0.0))
+
+
+def _null_point(objective: Objective, alpha: float) -> PathPoint:
+    state = objective.start()
+    return make_point(alpha, np.zeros(objective.n_features), state.intercept)
+
+
+# --------------------------------------------------------------------------- LARS
+
+
+def _lars_path(objective: Objective, cfg: PathSettings) -> LassoPath:
+    from sklearn.linear_model import lars_path, lars_path_gram
+
+    design, n, d = objective.design, objective.n_samples, objective.n_features
+    yc = objective.y_centered
+    alpha_max = _alpha_max(objective)
+    if alpha_max <= 0.0:
+        return LassoPath([_null_point(objective, 0.0)], "lars", "no feature correlates with y")
+    # lars_path wants an int; the whole lasso path is rarely longer than a few times min(n, d).
+    max_iter = cfg.max_steps if cfg.max_steps is not None else max(500, 8 * min(n, d))
+    alpha_min = cfg.alpha_min_ratio * alpha_max
+    common = {"method": "lasso", "max_iter": max_iter, "alpha_min": alpha_min}
+    if design.sparse:
+        X = design.X
+        gram = (X.T @ X).toarray() - n * np.outer(design.mean, design.mean)
+        xy = design.rmatvec(yc)
+        alphas, _, coefs = lars_path_gram(xy, gram, n_samples=n, copy_Gram=False, **common)
+    else:
+        Xc = design.X - design.mean  # a copy: lars_path may then work on it in place
+        alphas, _, coefs = lars_path(Xc, yc, Gram="auto", copy_X=False, **common)
+    points = [
+        make_point(a, coefs[:, t], _ls_intercept(objective, coefs[:, t]))
+        for t, a in enumerate(alphas)
+    ]
+    n_steps = len(alphas) - 1
+    if cfg.max_steps is not None and n_steps >= cfg.max_steps:
+        reason = f"max_steps = {cfg.max_steps} LARS steps taken"
+    elif alpha_min > 0 and alphas[-1] <= alpha_min * (1 + 1e-12):
+        reason = f"reached alpha = alpha_min_ratio x alpha_max = {alpha_min:.4g}"
+    else:
+        reason = f"the lasso path is complete ({n_steps} LARS steps, alpha = {alphas[-1]:.3g})"
+    return LassoPath(points, "lars", reason)
+
+
+def _ls_intercept(objective: Objective, coef: np.ndarray) -> float:
+    """The least-squares intercept profiled out at ``coef``: mean(y) - mean(X) . coef."""
+    if not objective.fit_intercept:
+        return 0.0
+    return objective.y_mean - float(objective.design.mean @ coef)
+
+
+# --------------------------------------------------------------------------- grid
+
+
+class _Fitter:
+    """One warm-started scikit-learn estimator, refitted at any alpha of the path."""
+
+    def __init__(
+        self, estimator: Any, X: Any, y: np.ndarray, set_alpha: Callable[[float], dict]
+    ) -> None:
+        self.estimator, self.X, self.y, self._set_alpha = estimator, X, y, set_alpha
+
+    def fit(self, alpha: float) -> PathPoint:
+        self.estimator.set_params(**self._set_alpha(alpha))
+        self.estimator.fit(self.X, self.y)
+        coef = np.ravel(self.estimator.coef_)
+        intercept = float(np.ravel(self.estimator.intercept_)[0]) if self._has_b else 0.0
+        return make_point(alpha, coef, intercept)
+
+    @property
+    def _has_b(self) -> bool:
+        return bool(self.estimator.fit_intercept)
+
+    def warm(self, point: PathPoint) -> None:
+        """Start the next fit from ``point`` (after a bisection moved the estimator away)."""
+        shape = np.shape(self.estimator.coef_)
+        self.estimator.coef_ = point.coef.reshape(shape).copy()
+        if self._has_b:
+            self.estimator.intercept_ = np.full(
+                np.shape(self.estimator.intercept_), point.intercept
+            )
+
+
+def _make_fitter(objective: Objective, cfg: PathSettings) -> tuple[_Fitter, list[str]]:
+    """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
+    from sklearn.linear_model import Lasso, LogisticRegression
+
+    X = objective.design.X
+    n = objective.n_samples
+    if objective.name == "least_squares":
+        est = Lasso(
+            alpha=1.0,
+            fit_intercept=objective.fit_intercept,
+            tol=cfg.tol,
+            max_iter=cfg.max_iter,
+            warm_start=True,
+        )
+        return _Fitter(est, X, objective.y, lambda a: {"alpha": a}), []
+    est = LogisticRegression(
+        C=1.0,
+        solver="saga",
+        tol=cfg.tol,
+        max_iter=cfg.max_iter,
+        fit_intercept=objective.fit_intercept,
+        warm_start=True,
+        random_state=_SAGA_SEED,
+        **l1_penalty_kwargs(),
+    )
+    notes = []
+    if objective.design.sparse and objective.fit_intercept:
+        if n * objective.n_features <= _MAX_DENSE_ENTRIES:
+            X = X.toarray()
+            notes.append("sparse X densified for saga (its sparse mode damps the intercept)")
+        else:
+            notes.append("sparse X: saga converges slowly with an intercept; raise max_iter")
+    # saga iterates over rows: CSR once here rather than a conversion at every alpha.
+    X = X.tocsr() if sp.issparse(X) else X
+    return _Fitter(est, X, objective.t, lambda a: {"C": 1.0 / (n * a)}), notes
+
+
+def l1_penalty_kwargs() -> dict:
+    """How to ask LogisticRegression for a pure l1 penalty in the installed scikit-learn.
+
+    ``penalty`` is deprecated from 1.8 on (``l1_ratio=1`` replaces it); before 1.8,
+    ``l1_ratio`` alone is ignored unless ``penalty="elasticnet"``.
+    """
+    import sklearn
+
+    major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
+    return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
+
+
+def _grid_path(objective: Objective, cfg: PathSettings, fitter: _Fitter) -> LassoPath:
+    alpha_max = _alpha_max(objective)
+    if alpha_max <= 0.0:
+        return LassoPath([_null_point(objective, 0.0)], "grid", "no feature correlates with y")
+    alphas = alpha_max * np.geomspace(1.0, cfg.alpha_min_ratio, cfg.n_alphas)
+    # At alpha_max the solution is empty by definition; no solver run needed for it.
+    points = [_null_point(objective, alphas[0])]
+    steps = 0
+    reason = f"the grid ended at alpha = {alphas[-1]:.4g} ({cfg.n_alphas} alphas)"
+    for alpha in alphas[1:]:
+        point = fitter.fit(alpha)
+        if cfg.k is not None and cfg.refine_steps and _jumps_over(points[-1], point, cfg.k):
+            middle = _bisect_for_k(fitter, points[-1], point, cfg.k, cfg.refine_steps)
+            if middle is not None:
+                steps += n_changes(points[-1].support, middle.support)
+                points.append(middle)
+            fitter.warm(point)
+        steps += n_changes(points[-1].support, point.support)
+        points.append(point)
+        if cfg.max_steps is not None and steps >= cfg.max_steps:
+            reason = f"max_steps = {cfg.max_steps} support changes made (alpha = {alpha:.4g})"
+            break
+    return LassoPath(points, "grid", reason)
+
+
+def _jumps_over(before: PathPoint, after: PathPoint, k: int) -> bool:
+    return len(before.support) < k < len(after.support)
+
+
+def _bisect_for_k(
+    fitter: _Fitter, lo: PathPoint, hi: PathPoint, k: int, steps: int
+) -> PathPoint | None:
+    """A point with exactly k features between ``lo`` (fewer) and ``hi`` (more), or None.
+
+    Bisection in log(alpha): the support size along the path is not monotone in general, but
+    between two close alphas it nearly always is.
+    """
+    fitter.warm(lo)
+    a_lo, a_hi = lo.alpha, hi.alpha
+    for _ in range(steps):
+        mid = math.sqrt(a_lo * a_hi)
+        point = fitter.fit(mid)
+        size = len(point.support)
+        if size == k:
+            return point
+        if size < k:
+            a_lo = mid
+        else:
+            a_hi = mid
+    return None
+
+
+def n_changes(before: frozenset[int], after: frozenset[int]) -> int:
+    """Support-changing events between two supports (an entering/leaving pair is one swap)."""
+    return max(len(after - before), len(before - after))
+
+
+# --------------------------------------------------------------------------- trace
+
+
+def path_values(objective: Objective, points: Sequence[PathPoint]) -> list[float]:
+    """Our objective at every path point (the lasso's own coefficients)."""
+    return [objective.value(p.coef, p.intercept) for p in points]
+
+
+def emit_path(
+    rec: Recorder,
+    objective: Objective,
+    points: Sequence[PathPoint],
+    values: Sequence[float],
+    last: int | None = None,
+) -> None:
+    """Emit the events of points 1..last (default: all); point 0 is the empty start.
+
+    Parameters
+    ----------
+    rec : Recorder
+    objective : Objective
+        Evaluates the objective of intermediate supports (several changes at one point).
+    points : sequence of PathPoint
+    values : sequence of float
+        Our objective at every point (:func:`path_values`).
+    last : int, optional
+        Index of the last point to emit.
+    """
+    last = len(points) - 1 if last is None else last
+    for t in range(1, last + 1):
+        _emit_point(rec, objective, points[t - 1], points[t], values[t - 1], values[t], t)
+
+
+def _emit_point(
+    rec: Recorder,
+    objective: Objective,
+    before: PathPoint,
+    point: PathPoint,
+    prev_value: float,
+    value: float,
+    t: int,
+) -> None:
+    info = {"alpha": point.alpha, "path_point": float(t)}
+    entering = sorted(point.support - before.support)
+    leaving = sorted(before.support - point.support)
+    if not entering and not leaving:
+        rec.emit("iterate", objective=value, support_size=len(point.support), info=info)
+        return
+    n_pairs = min(len(entering), len(leaving))
+    moves = [("swap", j, q) for j, q in zip(entering[:n_pairs], leaving[:n_pairs], strict=True)]
+    moves += [("add", j, None) for j in entering[n_pairs:]]
+    moves += [("remove", j, None) for j in leaving[n_pairs:]]
+    support = set(before.support)
+    for i, (kind, j, out) in enumerate(moves):
+        if kind == "remove":
+            support.discard(j)
+        else:
+            support.add(j)
+            support.discard(out)
+        if i == len(moves) - 1:
+            now = value
+        else:  # an intermediate support: the point's coefficients restricted to it
+            now = _restricted_value(objective, point, support)
+        gain = now - prev_value if kind == "remove" else prev_value - now
+        rec.emit(
+            kind,
+            feature=j,
+            feature_out=out,
+            objective=now,
+            support_size=len(support),
+            gain=gain,
+            accepted=True,
+            info=dict(info),
+        )
+        prev_value = now
+
+
+def _restricted_value(objective: Objective, point: PathPoint, support: set[int]) -> float:
+    coef = np.zeros_like(point.coef)
+    idx = sorted(support & point.support)
+    coef[idx] = point.coef[idx]
+    return objective.value(coef, point.intercept)
+
+
+# --------------------------------------------------------------------------- choice at k
+
+
+def points_of_size(points: Sequence[PathPoint], k: int | None) -> tuple[list[int], str]:
+    """Indices of the path points the answer is chosen from, and a note when k was missed.
+
+    Without k: the last point. With k: the points with exactly k features, or, when there are
+    none, those of the largest size below k the path reached (the empty start always counts).
+    """
+    if k is None:
+        return [len(points) - 1], ""
+    sizes = [len(p.support) for p in points]
+    size = k if k in sizes else max(s for s in sizes if s < k)
+    note = ""
+    if size != k:
+        note = (
+            f"; the path never had exactly k = {k} features, returning {size} (the largest size "
+            "below k it reached; a finer grid, refine_steps or max_steps may reach k)"
+        )
+    return [t for t, s in enumerate(sizes) if s == size], note
+
+
+def _path_summary(path: LassoPath) -> str:
+    notes = "".join(f"; {n}" for n in path.notes)
+    return f"lasso path ({path.method}, {len(path.points) - 1} points): {path.reason}{notes}"
+
+
+# --------------------------------------------------------------------------- algorithms
+
+
+@register_algorithm(
+    name="lasso",
+    title="Lasso (l1 path)",
+    summary="The l1-regularisation path (LARS for least squares, warm-started l1 solves for "
+    "logistic) as a trace of adds and removes; at k, the path point with k features and the "
+    "smallest objective, with the lasso's own shrunk coefficients.",
+    reference=f"{_ZHANG}; {_ELENBERG} (Lasso); Efron et al. 2004 (LARS)",
+    params=LASSO_PARAMS,
+    k="optional",
+    objectives=("least_squares", "logistic"),
+    family="l1",
+)
+def lasso(
+    objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any
+) -> Solution:
+    """Lasso: the l1 path as a trace; the answer is its best point with k features.
+
+    Parameters
+    ----------
+    objective : Objective
+        Least squares or logistic (the path needs scikit-learn's matching l1 solver).
+    rec : Recorder
+        Receives one event per support change along the path (``iterate`` for a point whose
+        support did not change), then ``stop`` at the path's end.
+    k : int or None
+        Target support size; None returns the path's last point.
+    rng : numpy.random.Generator
+        Unused: the path is deterministic (saga's sample order has a fixed seed).
+    **params
+        ``LASSO_PARAMS``: path, max_steps, n_alphas, alpha_min_ratio, refine_steps, tol,
+        max_iter.
+
+    Returns
+    -------
+    Solution
+        The path point with k nonzero coefficients and the smallest objective (Zhang 2008,
+        Section 4), with the lasso's own shrunk coefficients and intercept; without such a
+        point, the best point of the largest size below k.
+    """
+    path = compute_path(objective, settings(objective, k, **params))
+    values = path_values(objective, path.points)
+    emit_path(rec, objective, path.points, values)
+    candidates, note = points_of_size(path.points, k)
+    t = min(candidates, key=lambda i: values[i])  # min keeps the first point on ties
+    point = path.points[t]
+    reason = (
+        f"{_path_summary(path)}; returned path point {t} (alpha = {point.alpha:.4g}, "
+        f"{len(point.support)} features){note}"
+    )
+    end = path.points[-1]
+    rec.emit("stop", objective=values[-1], support_size=len(end.support), reason=reason)
+    return Solution(
+        support=np.array(sorted(point.support), dtype=np.intp),
+        coef=point.coef.copy(),
+        intercept=point.intercept,
+        value=values[t],
+        reason=reason,
+    )
+
+
+@register_algorithm(
+    name="lasso-refit",
+    title="Lasso-Pipeline (l1 support, then refit)",
+    summary="The support of the l1 path at k features, refitted without the l1 penalty (the "
+    "objective's own model, e.g. logistic with its ridge lam only).",
+    reference=f"{_ELENBERG} (Lasso-Pipeline); {_ZHANG}",
+    params=LASSO_PARAMS,
+    k="optional",
+    objectives=("least_squares", "logistic"),
+    family="l1",
+)
+def lasso_refit(
+    objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any
+) -> Solution:
+    """Lasso-Pipeline (Elenberg et al. 2016): the l1 path's support at k, refitted.
+
+    Parameters
+    ----------
+    objective, rec, k, rng, **params
+        As for :func:`lasso`.
+
+    Returns
+    -------
+    Solution
+        The objective's own model (least squares; logistic with its ridge ``lam`` only)
+        refitted on the size-k support of the path whose refit has the smallest objective
+        (Zhang's best k features along the path); features collinear with the rest of that
+        support are left out.
+
+    Notes
+    -----
+    The trace is the path up to the first point with the chosen support, so it replays to
+    the returned support, then ``remove`` events for collinear features left out (rare) and a
+    ``stop`` event carrying the refitted objective.
+    """
+    path = compute_path(objective, settings(objective, k, **params))
+    values = path_values(objective, path.points)
+    candidates, note = points_of_size(path.points, k)
+    t, state = _best_refit(objective, path.points, candidates)
+    emit_path(rec, objective, path.points, values, last=t)
+    dropped = [j for j in sorted(path.points[t].support) if j not in state.support]
+    for j in dropped:  # collinear with the rest: the refit cannot use it
+        rec.emit(
+            "remove",
+            feature=j,
+            objective=state.value,
+            support_size=len(state.support),
+            accepted=True,
+            reason="collinear with the rest of the support; the refit leaves it out",
+        )
+    reason = (
+        f"{_path_summary(path)}; refitted the support of path point {t} "
+        f"(alpha = {path.points[t].alpha:.4g}, {len(path.points[t].support)} features){note}"
+    )
+    if dropped:
+        reason += f"; left out collinear features {dropped}"
+    rec.emit("stop", objective=state.value, support_size=len(state.support), reason=reason)
+    return Solution.of(state, reason)
+
+
+def _best_refit(
+    objective: Objective, points: Sequence[PathPoint], candidates: Sequence[int]
+) -> tuple[int, ActiveSet]:
+    """Among the candidate points, the first one whose support has the best refit."""
+    best: tuple[int, ActiveSet] | None = None
+    seen: set[frozenset[int]] = set()
+    for t in candidates:
+        if points[t].support in seen:
+            continue
+        seen.add(points[t].support)
+        state = refit(objective, sorted(points[t].support))
+        if best is None or state.value < best[1].value:
+            best = (t, state)
+    assert best is not None  # candidates is never empty
+    return best
+
+
+def refit(objective: Objective, support: Sequence[int]) -> ActiveSet:
+    """The objective's model refitted on ``support``, leaving out collinear features."""
+    state = objective.start()
+    for j in support:
+        try:
+            state.add(int(j))
+        except CollinearFeature:
+            continue
+    return state
