@@ -21,7 +21,7 @@ from scipy.special import expit
 
 from ..registry import ObjectiveSpec, Param, register_objective
 from .coordinate_bounds import ColumnStats, best_coordinate_drop
-from .coordinate_newton import logistic_coordinate_drops
+from .coordinate_newton import logistic_coordinate_drops, loss_change
 from .glm import GLMActiveSet, GLMObjective, SmoothLoss
 from .logistic_refit import logistic_refit_gains
 
@@ -105,6 +105,16 @@ class LogisticActiveSet(GLMActiveSet):
             return 0, 0.0
         j, drop, _ = best_coordinate_drop(obj.column_stats, self.eta, obj.t, obj.lam, cand)
         return j, drop
+
+    def deletion_costs(self) -> np.ndarray:
+        # As the generic version, with the loss change computed from sigmoid(eta) by one
+        # exponential per entry instead of two logaddexp (this is FoBa's backward hot path).
+        obj = self.objective
+        if not self.support:
+            return np.zeros(0)
+        z = -(self._cols * self._w[:, None])  # (k, n): prediction change when w_j -> 0
+        change = loss_change(expit(self.eta)[None, :], z, obj.t[None, :]).mean(axis=1)
+        return change - 0.5 * obj.lam * self._w**2
 
     def refit_gains(self) -> np.ndarray:
         """Exact full-refit gain of every candidate, solved together (see logistic_refit)."""
