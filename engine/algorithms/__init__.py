@@ -8,4 +8,5 @@ from . import (  # noqa: F401  (registration side effects)
     group_omp,
     lasso,
     oblivious,
+    sght,
 )

@@ -191,6 +191,9 @@ def test_registries_list_the_documented_entries():
         "lasso",
         "lasso-refit",
         "group-omp",
+        "sght",
+        "iht",
+        "ght",
     }
     assert set(engine.OBJECTIVES) == {
         "least_squares",
