@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from .config import Settings
 from .db import create_tables, make_engine
@@ -14,6 +15,8 @@ from .errors import install_handlers
 from .jobs.backend import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
+from .routers.pages import asset_dir
+from .routers.pages import router as pages_router
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)
@@ -72,4 +75,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.include_router(api_router())
     app.include_router(health_router)
+    app.include_router(pages_router)
+    app.mount("/static", StaticFiles(directory=asset_dir("static")), name="static")
     return app

@@ -258,6 +258,14 @@ def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePa
     )
 
 
+def trace_events(session: Session, run_id: int) -> list[dict[str, Any]]:
+    """Every stored event of a run in step order (the pages chart whole traces)."""
+    rows = session.exec(
+        select(TraceEvent.data).where(TraceEvent.run_id == run_id).order_by(TraceEvent.step)
+    )
+    return list(rows)
+
+
 # --------------------------------------------------------------------------- cancelling
 
 

@@ -1,0 +1,275 @@
+"""Teaching mode: one decision of a run explained, with the scores behind it.
+
+A forward step shows every candidate's score (objective drop or |gradient|) with the chosen one
+highlighted and the gain delta; a backward check shows each selected feature's deletion cost
+against the bar ``nu * delta`` and the decision, with one plain sentence saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import Run
+from .charts import DASH, Figure, candidates_figure, feature_name, num
+
+NU, TIMES, DELTA = "\u03bd", "\u00d7", "\u03b4"
+
+EventDict = dict[str, Any]
+
+# Forward score of each greedy algorithm (see engine/algorithms/greedy.py, PathConfig.rule).
+RULES = {
+    "foba-obj": "obj",
+    "fb-threshold": "obj",
+    "foba-gdt": "gdt",
+    "omp": "gdt",
+    "stepwise": "refit",
+    "oblivious": "alone",
+}
+SCORE_LABELS = {
+    "obj": "objective drop",
+    "quad": "estimated objective drop",
+    "gdt": "|gradient|",
+    "refit": "objective drop after refit",
+    "alone": "objective drop on its own",
+    "score": "score",
+}
+SCORE_HELP = {
+    "obj": "how much the objective falls when the feature's coefficient alone moves to its "
+    "best value (FoBa-obj's forward score)",
+    "quad": "the quadratic approximation g^2 / (2h) of the one-coordinate objective drop",
+    "gdt": "the size of the objective's partial derivative in the feature's direction "
+    "(FoBa-gdt's and OMP's forward score)",
+    "refit": "how much the objective falls when the feature is added and all coefficients "
+    "are refitted (forward stepwise)",
+    "alone": "how much the objective falls with this feature alone in the model",
+    "score": "the algorithm's forward score",
+}
+KIND_LABELS = {
+    "add": "Forward step",
+    "remove": "Backward step: a deletion",
+    "check": "Backward check: nothing deleted",
+    "swap": "Swap",
+    "iterate": "Iteration",
+    "stop": "Stop",
+}
+
+
+@dataclass
+class TeachStep:
+    index: int  # position in the trace
+    total: int
+    event: EventDict
+    kind: str
+    kind_label: str
+    sentence: str
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    support_before: list[str] = field(default_factory=list)
+    support_after: list[str] = field(default_factory=list)
+    added: str | None = None
+    removed: str | None = None
+    figure: Figure | None = None
+    has_candidates: bool = False
+    score_help: str = ""
+
+
+def g(x: Any) -> str:
+    """A number as a reader says it: three significant digits."""
+    value = num(x)
+    return DASH if value is None else f"{value:.3g}"
+
+
+def rule_of(run: Run) -> str:
+    if run.algorithm == "forward-obj":
+        return str(run.params.get("selection", "obj"))
+    return RULES.get(run.algorithm, "score")
+
+
+def supports(events: Sequence[EventDict]) -> list[list[int]]:
+    """Support (in admission order) after every event."""
+    current: list[int] = []
+    out: list[list[int]] = []
+    for e in events:
+        kind = e["kind"]
+        if kind == "add" and e.get("feature") is not None:
+            current = [*current, int(e["feature"])]
+        elif kind == "remove" and e.get("feature") is not None:
+            current = [j for j in current if j != int(e["feature"])]
+        elif kind == "swap":
+            out_j = e.get("feature_out")
+            current = [j for j in current if out_j is None or j != int(out_j)]
+            if e.get("feature") is not None:
+                current = [*current, int(e["feature"])]
+        out.append(current)
+    return out
+
+
+def explain(
+    run: Run,
+    names: Sequence[str],
+    events: Sequence[EventDict],
+    index: int,
+    *,
+    best_step: int | None = None,
+    answer: Sequence[str] = (),
+) -> TeachStep:
+    """The decision at ``events[index]``, explained."""
+    e = events[index]
+    kind = e["kind"]
+    after_all = supports(events)
+    before = after_all[index - 1] if index else []
+    after = after_all[index]
+    name = feature_name(names, e.get("feature"))
+    step = TeachStep(
+        index=index,
+        total=len(events),
+        event=e,
+        kind=kind,
+        kind_label=KIND_LABELS.get(kind, kind),
+        sentence="",
+        support_before=[feature_name(names, j) for j in before],
+        support_after=[feature_name(names, j) for j in after],
+    )
+    prev_obj = num(events[index - 1].get("objective")) if index else None
+    if prev_obj is None and kind == "add":
+        value, gain = num(e.get("objective")), num(e.get("gain"))
+        prev_obj = value + gain if value is not None and gain is not None else None
+    step.facts.append(("objective before", g(prev_obj)))
+    step.facts.append(("objective after", g(e.get("objective"))))
+    rule = rule_of(run)
+
+    if kind == "add":
+        step.added = name
+        step.sentence = _forward_sentence(run, e, name, rule, after)
+        step.facts += [
+            (f"score ({SCORE_LABELS[rule]})", g(e.get("score"))),
+            (f"gain {DELTA} (objective drop after refit)", g(e.get("gain"))),
+        ]
+    elif kind in ("remove", "check"):
+        if kind == "remove":
+            step.removed = name
+        step.sentence = _backward_sentence(run, e, name, len(before))
+        step.facts.append(("deletion cost", g(e.get("gain"))))
+        if num(e.get("threshold")) is not None:
+            step.facts.append(("threshold", g(e.get("threshold"))))
+    elif kind == "swap":
+        out = feature_name(names, e.get("feature_out"))
+        step.added, step.removed = name, out
+        step.sentence = (
+            f"{name} replaced {out}: with {name} in its place the refitted objective is "
+            f"{g(e.get('objective'))}."
+        )
+    elif kind == "iterate":
+        step.sentence = (
+            f"An iteration that left the support unchanged ({e.get('support_size')} features); "
+            f"the objective is now {g(e.get('objective'))}."
+        )
+    else:
+        step.sentence = f"The run stopped: {e.get('reason') or 'done'}."
+        if answer:
+            where = f", found at step {best_step}" if best_step is not None else ""
+            step.sentence += f" Its answer is {', '.join(answer)}{where}."
+    step.figure, step.has_candidates = _figure(run, e, names, rule, index)
+    if kind == "add":
+        step.score_help = SCORE_HELP[rule]
+    elif kind in ("remove", "check"):
+        how = "with the others refitted" if run.algorithm == "backward" else "without refitting"
+        step.score_help = f"how much the objective rises when the feature is deleted {how}"
+    return step
+
+
+def _features(n: int) -> str:
+    return "the feature" if n == 1 else f"the {n} features"
+
+
+def _forward_sentence(run: Run, e: EventDict, name: str, rule: str, after: list[int]) -> str:
+    cand = e.get("candidates")
+    label = SCORE_LABELS[rule]
+    text = f"{name} added: it has the largest {label}, {g(e.get('score'))}"
+    if cand and cand.get("n_total"):
+        text += f", of the {cand['n_total']} candidates"
+        if len(cand["features"]) > 1:
+            text += f" (runner-up {g(cand['scores'][1])})"
+    text += (
+        f". After refitting on {_features(len(after))} selected the objective fell by "
+        f"{g(e.get('gain'))}"
+    )
+    if "nu" in run.params:
+        nu, gain = num(run.params.get("nu")), num(e.get("gain"))
+        text += (
+            f"; this gain {DELTA} = {g(e.get('gain'))} sets the bar for deleting a feature "
+            f"from a support of this size: {NU} {TIMES} {DELTA} = {g(nu)} {TIMES} "
+            f"{g(e.get('gain'))} = {g(nu * gain if nu is not None and gain is not None else None)}"
+        )
+    return text + "."
+
+
+def _backward_sentence(run: Run, e: EventDict, name: str, size_before: int) -> str:
+    cost, threshold = g(e.get("gain")), num(e.get("threshold"))
+    if run.algorithm == "backward":
+        return (
+            f"{name} removed: of the {size_before} selected features, deleting it (with a "
+            f"refit) raises the objective least, by {cost}."
+        )
+    rule = str(run.params.get("backward", "fixed" if "eps_back" in run.params else "standard"))
+    nu = num(run.params.get("nu"))
+    if rule in ("standard", "conservative") and nu and threshold is not None:
+        delta = threshold / nu
+        which = (
+            "the gain δ of the step that last grew the support to this size"
+            if rule == "standard"
+            else "the smallest forward gain so far"
+        )
+        bar = f"{g(nu)} {TIMES} {g(delta)} = {g(threshold)} ({NU} {TIMES} {which})"
+    elif rule == "fixed":
+        bar = f"the fixed threshold eps_back = {g(threshold)}"
+    else:
+        bar = (
+            f"{g(threshold)} (aggressive rule: {NU} times the forward gains this backward phase "
+            "undoes, less what it has already spent)"
+        )
+    if e["kind"] == "remove":
+        return f"{name} removed: deleting it raises the objective by {cost}, below {bar}."
+    return (
+        f"Nothing removed: the cheapest deletion, {name}, would raise the objective by {cost}, "
+        f"not below {bar}; {_features(size_before)} {'stays' if size_before == 1 else 'stay'} "
+        "and the next forward step follows."
+    )
+
+
+def _figure(
+    run: Run, e: EventDict, names: Sequence[str], rule: str, index: int
+) -> tuple[Figure | None, bool]:
+    cand = e.get("candidates")
+    kind = e["kind"]
+    if kind not in ("add", "remove", "check"):
+        return None, bool(cand)
+    if not cand or not cand.get("features"):
+        return None, False
+    features = [int(j) for j in cand["features"]]
+    labels = [feature_name(names, j) for j in features]
+    scores = [num(s) for s in cand["scores"]]
+    chosen = features.index(int(e["feature"])) if e.get("feature") in features else None
+    backward = kind != "add"
+    shown = len(features)
+    total = int(cand.get("n_total") or shown)
+    if backward:
+        title = f"Step {e['step']}: the cost of deleting each selected feature"
+        score_label = "Deletion cost (objective increase)"
+    else:
+        title = f"Step {e['step']}: every candidate's {SCORE_LABELS[rule]}"
+        score_label = SCORE_LABELS[rule][0].upper() + SCORE_LABELS[rule][1:]
+    if shown < total:
+        title += f" (best {shown} of {total})"
+    figure = candidates_figure(
+        labels,
+        scores,
+        chosen=chosen,
+        backward=backward,
+        accepted=bool(e.get("accepted")),
+        threshold=num(e.get("threshold")) if backward else None,
+        score_label=score_label,
+        title=title,
+    )
+    return figure, True

@@ -1,0 +1,77 @@
+"""Fixtures for the page tests: one app with a worker, shared by the session, holding a few
+finished runs and a comparison; and an app without workers, where runs stay queued."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pytest
+from page_helpers import generate, make_settings, serve, submit, wait_for
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("filterwarnings", "ignore:.*httpx2")
+
+
+@dataclass
+class Site:
+    client: TestClient
+    dataset: dict  # gaussian regression, true support known
+    logistic: dict  # classification data set
+    foba: dict  # finished FoBa run with candidate scores and a test split
+    forward: dict  # finished forward greedy run without candidate scores
+    failed: dict  # a run the engine refused
+    comparison: dict
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    data_dir = tmp_path_factory.mktemp("pages") / "data"
+    with serve(make_settings(data_dir, workers=1)) as client:
+        ds = generate(client, "gaussian_regression", n=80, d=12, k_true=3, rho=0.6)
+        logistic = generate(client, "liu2014_logistic", n=80, d=10, s=3)
+        wide = generate(client, "gaussian_regression", n=10, d=20, k_true=3)
+        foba = submit(
+            client, ds["id"], algorithm="foba-obj", k=3, record_candidates=True, test_fraction=0.25
+        )
+        forward = submit(client, ds["id"], algorithm="forward-obj", k=3)
+        failed = submit(client, wide["id"], algorithm="backward", k=3)
+        response = client.post(
+            "/api/comparisons",
+            json={
+                "dataset_id": ds["id"],
+                "test_fraction": 0.25,
+                "name": "page test",
+                "runs": [
+                    {"algorithm": "foba-obj", "k": 3},
+                    {"algorithm": "forward-obj", "k": 3},
+                    {"algorithm": "omp", "k": 3},
+                ],
+            },
+        )
+        assert response.status_code == 202, response.text
+        comparison = response.json()
+        for run in (foba, forward, failed, *comparison["runs"]):
+            wait_for(client, run["id"])
+        yield Site(
+            client,
+            ds,
+            logistic,
+            client.get(f"/api/runs/{foba['id']}").json(),
+            client.get(f"/api/runs/{forward['id']}").json(),
+            client.get(f"/api/runs/{failed['id']}").json(),
+            comparison,
+        )
+
+
+@pytest.fixture(scope="session")
+def idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """No workers: submitted runs stay queued."""
+    data_dir = tmp_path_factory.mktemp("idle") / "data"
+    with serve(make_settings(data_dir)) as client:
+        yield client

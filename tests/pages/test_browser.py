@@ -1,0 +1,310 @@
+"""The pages in a real headless Chromium (Debian's ``chromium``), driven by Playwright, against
+the app served by uvicorn in a subprocess with a temporary data directory.
+
+Skipped only when /usr/bin/chromium is missing. Screenshots go to /tmp/shots.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path("/tmp/shots")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATA_DIR": str(tmp_path_factory.mktemp("browser") / "data"),
+        "DATABASE_URL": "",
+        "WORKERS": "1",
+        "SEED_SAMPLES": "false",
+        "POLL_SECONDS": "0.2",
+        "HEARTBEAT_SECONDS": "0.3",
+        "STALE_AFTER_SECONDS": "5",
+        "TRACE_BATCH_SECONDS": "0.2",
+    }
+    env.pop("API_KEY", None)  # the pages post to /api from the browser, without a key
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "app.main:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("the app did not start")
+        time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def api(base: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    response = httpx.request(method, base + path, timeout=30, **kwargs)
+    assert response.status_code < 300, response.text
+    return response.json()
+
+
+def wait_done(base: str, run_id: int, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (run := api(base, "GET", f"/api/runs/{run_id}"))["status"] not in (
+        "done",
+        "failed",
+        "cancelled",
+    ):
+        assert time.monotonic() < deadline, run["status"]
+        time.sleep(0.1)
+    return run
+
+
+@pytest.fixture(scope="module")
+def finished_run(server: str) -> dict[str, Any]:
+    """A small FoBa run with candidate scores, finished."""
+    ds = api(
+        server,
+        "POST",
+        "/api/datasets/generate",
+        json={"generator": "gaussian_regression", "params": {"n": 80, "d": 15, "rho": 0.7}},
+    )
+    run = api(
+        server,
+        "POST",
+        "/api/runs",
+        json={
+            "dataset_id": ds["id"],
+            "algorithm": "foba-obj",
+            "k": 4,
+            "record_candidates": True,
+            "test_fraction": 0.25,
+        },
+    )
+    return wait_done(server, run["id"])
+
+
+def test_upload_csv_by_file_input(server: str, page: Any, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = 2 * X[:, 1] - X[:, 3] + 0.1 * rng.normal(size=60)
+    good = tmp_path / "sensors.csv"
+    rows = ["s1,s2,s3,s4,yield"] + [
+        ",".join(f"{v:.5f}" for v in (*x, t)) for x, t in zip(X, y, strict=True)
+    ]
+    good.write_text("\n".join(rows) + "\n")
+
+    page.goto(server + "/")
+    page.set_input_files("#upload input[type=file]", str(good))
+    # The header was read in the browser: the target defaults to the last column.
+    page.wait_for_function("document.querySelector('#upload select[name=target]').value")
+    assert page.input_value("#upload select[name=target]") == "yield"
+    assert "sensors.csv" in page.inner_text("#upload .file-name")
+    page.click("#upload button[type=submit]")
+    page.wait_for_url(re.compile(r"/datasets/\d+$"))
+    assert page.inner_text("h1") == "sensors"
+    assert "s4" in page.inner_text("#columns")
+    page.screenshot(path=str(SHOTS / "browser-dataset.png"), full_page=True)
+
+    # A refused file: the server's message is shown in place.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,label\n1,x,3\n2,y,4\n3,z,5\n")
+    page.goto(server + "/")
+    page.set_input_files("#upload input[type=file]", str(bad))
+    page.wait_for_function("document.querySelector('#upload select[name=target]').value")
+    page.click("#upload button[type=submit]")
+    error = page.locator("#upload .form-error")
+    error.wait_for(state="visible")
+    assert "column 'b', row 1: 'x' is not a number" in error.inner_text()
+    assert page.url == server + "/"
+    page.screenshot(path=str(SHOTS / "browser-upload-refused.png"))
+
+
+def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
+    ds = api(
+        server,
+        "POST",
+        "/api/datasets/generate",
+        json={"generator": "liu2014_logistic", "params": {"n": 400, "d": 300, "s": 10}},
+    )
+    page.goto(f"{server}/datasets/{ds['id']}")
+    assert page.input_value("#run-objective") == "logistic"
+    page.fill("#run-k", "60")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/runs/\d+$"))
+    progress: list[int] = []  # the live bar's values while the run was queued or running
+    deadline = time.monotonic() + 60
+    while not page.locator("#results").count():
+        assert time.monotonic() < deadline, "the run did not finish"
+        bar = page.locator("#run-live .progress")
+        if bar.count():
+            value = int(bar.get_attribute("aria-valuenow") or 0)
+            if value and not any(progress):
+                page.screenshot(path=str(SHOTS / "browser-run-live.png"), full_page=True)
+            progress.append(value)
+        page.wait_for_timeout(200)
+    assert progress == sorted(progress), progress  # the bar only moves forward
+    assert page.locator(".facts .status-done").count() == 1
+    assert page.locator("#player").count() == 1
+    page.screenshot(path=str(SHOTS / "browser-run-done.png"), full_page=True)
+
+
+def test_player_slider_and_play(server: str, page: Any, finished_run: dict[str, Any]) -> None:
+    page.goto(f"{server}/runs/{finished_run['id']}")
+    label = page.locator("#player .step-no")
+    page.wait_for_function("document.getElementById('chart-path').layout !== undefined")
+    last = page.eval_on_selector("#player .slider", "el => Number(el.max)")
+    assert label.inner_text().startswith(f"Step {last} of")
+
+    page.eval_on_selector(
+        "#player .slider",
+        "el => { el.value = 3; el.dispatchEvent(new Event('input', {bubbles: true})); }",
+    )
+    assert label.inner_text().startswith("Step 3 of")
+    cursor = page.evaluate("document.getElementById('chart-path').layout.shapes[0].x0")
+    assert cursor == 3
+    page.click("#player [data-act=next]")
+    assert label.inner_text().startswith("Step 4 of")
+    page.screenshot(path=str(SHOTS / "browser-player-step4.png"), full_page=True)
+
+    page.click("#player [data-act=first]")
+    page.click("#player [data-act=play]")
+    page.wait_for_function(
+        "document.querySelector('#player .step-no').textContent.startsWith('Step 2 of')"
+    )
+    page.click("#player [data-act=play]")  # pause
+    stopped = label.inner_text()
+    page.wait_for_timeout(900)
+    assert label.inner_text() == stopped
+    size_point = page.evaluate(
+        "(() => { const d = document.getElementById('chart-objective-size').data;"
+        " return d[d.length - 1].x[0]; })()"
+    )
+    assert size_point >= 1
+
+
+def test_teach_page_steps_with_the_arrow_keys(
+    server: str, page: Any, finished_run: dict[str, Any]
+) -> None:
+    run_id = finished_run["id"]
+    page.goto(f"{server}/teach/{run_id}?step=0")
+    page.wait_for_selector("#chart-candidates .main-svg")
+    assert page.locator("[data-step]").get_attribute("data-step") == "0"
+    assert "added: it has the largest" in page.inner_text(".narration")
+    page.screenshot(path=str(SHOTS / "browser-teach-step0.png"), full_page=True)
+
+    def step_to(key: str, step: int) -> None:
+        page.keyboard.press(key)
+        page.wait_for_selector(f'[data-step="{step}"]')
+        page.wait_for_function(f"location.search === '?step={step}'")
+        assert page.url == f"{server}/teach/{run_id}?step={step}"
+
+    step_to("ArrowRight", 1)
+    page.wait_for_selector("#chart-candidates .main-svg")
+    narration = page.inner_text(".narration")
+    assert "Backward" in narration or "Forward step" in narration
+    page.screenshot(path=str(SHOTS / "browser-teach-step1.png"), full_page=True)
+    step_to("ArrowRight", 2)
+    step_to("ArrowLeft", 1)
+
+    page.click("button.play")  # auto-advance: the URL follows
+    page.wait_for_function("location.search === '?step=3'", timeout=10_000)
+    page.click("button.pause")
+    page.wait_for_selector("button.play")
+
+
+def test_generate_then_compare_forms(server: str, page: Any) -> None:
+    page.goto(server + "/")
+    page.select_option("#gen-name", "gaussian_regression")
+    page.wait_for_selector("#gen-d")  # the generator's parameters, swapped in by HTMX
+    page.fill("#gen-d", "12")
+    page.fill("#gen-dsname", "twelve columns")
+    page.click("#generate button[type=submit]")
+    page.wait_for_url(re.compile(r"/datasets/\d+$"))
+    assert page.inner_text("h1") == "twelve columns"
+    assert page.inner_text(".facts").count("12") >= 1
+
+    # A run the browser cannot judge (the form's own ranges allow it) is refused in place with
+    # the server's message.
+    page.fill("#run-test", "0.995")
+    page.click("#run-form button[type=submit]")
+    error = page.locator("#run-form .form-error")
+    error.wait_for(state="visible")
+    assert "test_fraction: test_fraction 0.995 of 100 rows leaves" in error.inner_text()
+    assert "/datasets/" in page.url
+
+    # Compare: the default selection (FoBa-obj, FoBa-gdt, forward greedy, OMP), same k.
+    page.fill("#cmp-k", "3")
+    page.click("#compare-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/comparisons/\d+$"))
+    page.wait_for_selector("#chart-objective-k .main-svg", timeout=30_000)
+    assert page.locator("table.sets").count() == 1
+    page.screenshot(path=str(SHOTS / "browser-comparison.png"), full_page=True)

@@ -1,0 +1,310 @@
+"""Every page and fragment through the test client: status codes and the content that matters."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from page_helpers import check_figure, figures, generate, submit, wait_for
+
+import engine
+from engine import datasets as generators
+
+ROOT = Path(__file__).resolve().parents[2]
+HX = {"HX-Request": "true"}
+
+
+def html_of(client, url: str, status: int = 200, **kwargs) -> str:
+    response = client.get(url, **kwargs)
+    assert response.status_code == status, (url, response.status_code, response.text[:500])
+    assert response.headers["content-type"].startswith("text/html")
+    return response.text
+
+
+# --------------------------------------------------------------------------- assets
+
+
+def test_templates_reference_no_cdn():
+    for path in [*ROOT.joinpath("templates").rglob("*.html"), ROOT / "static" / "app.js"]:
+        text = path.read_text()
+        for url in re.findall(r'(?:src|href)\s*=\s*["\'](https?:)?//', text):
+            pytest.fail(f"{path.name} loads from another host: {url}")
+        assert "cdn" not in text.lower(), path
+
+
+def test_vendored_libraries_are_served(site):
+    for name in ("htmx.min.js", "plotly.min.js"):
+        response = site.client.get(f"/static/vendor/{name}")
+        assert response.status_code == 200
+        assert len(response.content) > 10_000
+    readme = (ROOT / "static" / "vendor" / "README.md").read_text()
+    assert "htmx.org" in readme and "plotly.js-dist-min" in readme and "MIT" in readme
+    assert site.client.get("/static/app.js").status_code == 200
+    assert site.client.get("/static/app.css").status_code == 200
+
+
+# --------------------------------------------------------------------------- home
+
+
+def test_home_lists_data_sets_runs_and_the_forms(site):
+    page = html_of(site.client, "/")
+    assert f'href="/datasets/{site.dataset["id"]}"' in page
+    assert f'href="/runs/{site.foba["id"]}"' in page
+    assert f'href="/comparisons/{site.comparison["id"]}"' in page
+    assert 'action="/api/datasets"' in page and 'type="file"' in page
+    assert 'action="/api/datasets/generate"' in page
+    for name in generators.GENERATORS:
+        assert f'value="{name}"' in page
+    assert 'src="/static/vendor/htmx.min.js"' in page
+    assert "plotly.min.js" not in page  # no chart on this page: no 4.8 MB download
+
+
+def test_generator_fragment_has_every_parameter(site):
+    spec = generators.GENERATORS["zhang2008"]
+    page = html_of(site.client, "/partials/generator?generator=zhang2008", headers=HX)
+    assert "<html" not in page
+    for p in spec.params:
+        assert f'name="params.{p.name}"' in page
+    assert spec.reference in page
+    html_of(site.client, "/partials/generator?generator=nope", 404)
+
+
+# --------------------------------------------------------------------------- data set
+
+
+def test_dataset_page_shows_data_and_forms(site):
+    ds = site.dataset
+    page = html_of(site.client, f"/datasets/{ds['id']}")
+    assert "Preview" in page and "Column summary" in page
+    for name in ds["feature_names"]:
+        assert name in page
+    for name in ds["true_support"]:
+        assert f"{name} ★" in page
+    # The run form comes from the registry: every algorithm, FoBa's parameters with defaults.
+    for name in engine.ALGORITHMS:
+        assert f'value="{name}"' in page
+    assert 'name="params.nu"' in page and 'value="0.5"' in page
+    assert 'name="record_candidates"' in page and 'name="test_fraction"' in page
+    assert 'action="/api/runs"' in page and 'action="/api/comparisons"' in page
+    assert "Liu, Fujimaki &amp; Ye 2014" in page  # FoBa-obj's paper
+    assert f'href="/runs/{site.foba["id"]}"' in page
+
+
+def test_run_params_fragment_follows_the_algorithm(site):
+    ds = site.dataset
+    page = html_of(site.client, f"/datasets/{ds['id']}/run-params?algorithm=omp", headers=HX)
+    assert "<html" not in page
+    spec = engine.ALGORITHMS["omp"]
+    assert spec.summary in page and spec.reference in page
+    assert 'name="params.epsilon"' in page and 'name="params.nu"' not in page
+    # A regression data set is not offered the logistic objective.
+    assert 'value="logistic"' not in page
+    logistic = html_of(
+        site.client,
+        f"/datasets/{site.logistic['id']}/run-params?algorithm=foba-gdt&objective=logistic",
+    )
+    assert 'value="logistic" selected' in logistic and 'name="params.lam"' in logistic
+
+
+def test_missing_pages_are_html_404s(site):
+    for url in (
+        "/datasets/9999",
+        "/runs/9999",
+        "/comparisons/9999",
+        "/teach/9999",
+        "/teach/lessons/nope",
+        "/runs/9999/live",
+    ):
+        page = html_of(site.client, url, 404)
+        assert "does not exist" in page or "no lesson" in page
+
+
+# --------------------------------------------------------------------------- run
+
+
+def test_finished_run_page_has_player_charts_and_results(site):
+    run = site.foba
+    page = html_of(site.client, f"/runs/{run['id']}")
+    assert 'id="player"' in page and 'type="range"' in page
+    figs = figures(page)
+    assert {
+        "chart-path",
+        "chart-objective-step",
+        "chart-objective-size",
+        "chart-coef",
+        "chart-roc",
+    } <= set(figs)
+    for fig in figs.values():
+        check_figure(fig)
+    names = site.dataset["feature_names"]
+    # Feature names, not indices, on the path's rows.
+    rows = figs["chart-path"]["layout"]["yaxis"]["categoryarray"]
+    assert rows and all(r.split(" ")[0] in names for r in rows)
+    # Additions and deletions differ by shape as well as colour.
+    markers = {t["name"]: t["marker"] for t in figs["chart-path"]["data"] if t["mode"] == "markers"}
+    assert markers["addition"]["symbol"] != markers.get("deletion", {"symbol": "x"})["symbol"] or (
+        "deletion" not in markers
+    )
+    frames = json.loads(re.search(r'id="player-data">(.*?)</script>', page, re.S).group(1))
+    assert len(frames["frames"]) == len(
+        site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
+    )
+    result = run["result"]
+    for feature in result["support"]:
+        assert feature["name"] in page
+    assert f"/api/runs/{run['id']}/export?format=csv" in page
+    assert f"/api/runs/{run['id']}/export?format=json" in page
+    assert f'href="/api/runs/{run["id"]}"' in page
+    assert "F-measure" in page and "ROC AUC" in page and "Test MSE" in page
+    assert f'href="/teach/{run["id"]}?step=0"' in page
+
+
+def test_failed_run_page_shows_the_error(site):
+    page = html_of(site.client, f"/runs/{site.failed['id']}")
+    assert "The run failed" in page and "more samples than features" in page
+
+
+def test_queued_run_page_polls_a_live_fragment(idle):
+    ds = generate(idle, "gaussian_regression", n=40, d=8)
+    run = submit(idle, ds["id"], algorithm="foba-obj", k=2)
+    page = html_of(idle, f"/runs/{run['id']}")
+    assert 'hx-get="/runs/{}/live"'.format(run["id"]) in page
+    assert 'hx-trigger="every 1s"' in page and "Cancel the run" in page
+    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert fragment.status_code == 200 and "<html" not in fragment.text
+    assert 'role="progressbar"' in fragment.text and "HX-Refresh" not in fragment.headers
+    assert idle.post(f"/api/runs/{run['id']}/cancel").status_code == 200
+    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert fragment.headers["HX-Refresh"] == "true"  # ended: the browser reloads the page
+
+
+def test_live_fragment_of_a_finished_run_asks_for_a_reload(site):
+    response = site.client.get(f"/runs/{site.foba['id']}/live", headers=HX)
+    assert response.status_code == 200 and response.headers["HX-Refresh"] == "true"
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def test_comparison_page_overlays_the_runs(site):
+    cid = site.comparison["id"]
+    page = html_of(site.client, f"/comparisons/{cid}")
+    for label in ("foba-obj", "forward-obj", "omp"):
+        assert label in page
+    assert "Selected sets side by side" in page and "Chosen by" in page
+    assert f'hx-get="/comparisons/{cid}/by-k"' in page
+    figs = figures(page)
+    assert {"chart-roc", "chart-time"} <= set(figs)
+    for fig in figs.values():
+        check_figure(fig)
+    assert len([t for t in figs["chart-roc"]["data"] if "AUC" in t["name"]]) == 3
+
+
+def test_comparison_by_k_fragment(site):
+    fragment = html_of(site.client, f"/comparisons/{site.comparison['id']}/by-k", headers=HX)
+    figs = figures(fragment)
+    assert set(figs) == {"chart-objective-k", "chart-error-k"}
+    for fig in figs.values():
+        check_figure(fig)
+        assert len(fig["data"]) == 3
+    # forward greedy visits k = 1..3 once each: its curve has those points.
+    forward = next(t for t in figs["chart-objective-k"]["data"] if t["name"] == "forward-obj")
+    assert forward["x"] == [1, 2, 3]
+
+
+def test_comparison_live_fragment(site):
+    response = site.client.get(f"/comparisons/{site.comparison['id']}/live", headers=HX)
+    assert response.status_code == 200 and response.headers["HX-Refresh"] == "true"
+    assert "<html" not in response.text
+
+
+# --------------------------------------------------------------------------- teaching
+
+
+def test_teach_index_lists_the_lessons(site):
+    from app.services.lessons import LESSONS
+
+    page = html_of(site.client, "/teach")
+    for lesson in LESSONS.values():
+        assert lesson.title.replace("'", "&#39;") in page
+        assert f'action="/teach/lessons/{lesson.key}"' in page or (
+            f'href="/teach/lessons/{lesson.key}"' in page
+        )
+    assert f'href="/teach/{site.foba["id"]}?step=0"' in page
+
+
+def test_starting_a_lesson_twice_creates_it_once(site):
+    client = site.client
+    before = len(client.get("/api/datasets").json())
+    response = client.post("/teach/lessons/figure2", follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/teach/lessons/figure2"
+    runs_once = {r["id"] for r in client.get("/api/runs").json()}
+    assert client.post("/teach/lessons/figure2", follow_redirects=False).status_code == 303
+    assert len(client.get("/api/datasets").json()) == before + 1
+    assert {r["id"] for r in client.get("/api/runs").json()} == runs_once
+    page = html_of(client, "/teach/lessons/figure2")
+    assert "Forward greedy" in page and "FoBa" in page and "Step through it" in page
+    lesson_runs = [r for r in client.get("/api/runs").json() if r["record_candidates"]]
+    forward = next(r for r in lesson_runs if r["algorithm"] == "forward-obj")
+    foba = next(r for r in lesson_runs if r["algorithm"] == "foba-obj" and r["k"] == 2)
+    forward, foba = wait_for(client, forward["id"]), wait_for(client, foba["id"])
+    # Zhang's Figure 2: forward greedy keeps f3, FoBa deletes it.
+    assert "f3" in [f["name"] for f in forward["result"]["support"]]
+    assert sorted(f["name"] for f in foba["result"]["support"]) == ["f1", "f2"]
+    events = client.get(f"/api/runs/{foba['id']}/trace").json()["events"]
+    removal = next(e for e in events if e["kind"] == "remove")
+    page = html_of(client, f"/teach/{foba['id']}?step={removal['step']}")
+    assert "f3 removed: deleting it raises the objective by" in page
+    assert "below 0.5 \u00d7 " in page
+    assert "Same step in" in page and f'href="/teach/{forward["id"]}?step=' in page
+
+
+def test_teach_page_steps_through_forward_and_backward_decisions(site):
+    run = site.foba
+    events = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
+    first = html_of(site.client, f"/teach/{run['id']}?step=0")
+    assert "Forward step" in first and "added: it has the largest objective drop" in first
+    fig = figures(first)["chart-candidates"]
+    check_figure(fig)
+    chosen = next(t for t in fig["data"] if t["name"] == "chosen")
+    assert chosen["y"] == [site.dataset["feature_names"][events[0]["feature"]]]
+    assert "keydown[key==&#39;ArrowRight&#39;] from:body" in first or (
+        "keydown[key=='ArrowRight'] from:body" in first
+    )
+    check = next(e for e in events if e["kind"] == "check")
+    page = html_of(site.client, f"/teach/{run['id']}?step={check['step']}")
+    assert "Nothing removed: the cheapest deletion" in page
+    fig = figures(page)["chart-candidates"]
+    assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(check["threshold"])
+
+
+def test_teach_fragment_for_htmx_and_clamped_steps(site):
+    run_id = site.foba["id"]
+    fragment = html_of(
+        site.client, f"/teach/{run_id}?step=1", headers={**HX, "HX-Target": "teach-panel"}
+    )
+    assert fragment.lstrip().startswith('<section id="teach-panel"')
+    assert f'hx-push-url="/teach/{run_id}?step=2"' in fragment
+    last = site.client.get(f"/api/runs/{run_id}/trace").json()["events"][-1]
+    page = html_of(site.client, f"/teach/{run_id}?step=100000")
+    assert f'data-step="{last["step"]}"' in page and "Stop" in page
+    playing = html_of(site.client, f"/teach/{run_id}?step=0&play=true")
+    assert 'hx-trigger="load delay:1600ms"' in playing and "Pause" in playing
+    for odd in ("-1", "abc"):
+        page = html_of(site.client, f"/teach/{run_id}?step={odd}")
+        assert 'data-step="0"' in page
+
+
+def test_teach_page_of_a_run_without_candidate_scores(site):
+    page = html_of(site.client, f"/teach/{site.forward['id']}?step=0")
+    assert "did not record candidate scores" in page
+    assert "chart-candidates" not in page
+
+
+def test_teach_page_of_a_queued_run_waits(idle):
+    ds = generate(idle, "gaussian_regression", n=40, d=8)
+    run = submit(idle, ds["id"], algorithm="foba-obj", k=2, record_candidates=True)
+    page = html_of(idle, f"/teach/{run['id']}")
+    assert "No step recorded yet" in page and 'hx-trigger="every 1s"' in page
