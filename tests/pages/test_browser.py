@@ -214,6 +214,14 @@ def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
     assert progress == sorted(progress), progress  # the bar only moves forward
     assert page.locator(".facts .status-done").count() == 1
     assert page.locator("#player").count() == 1
+    # The path, objective and ROC charts are drawn: their Plotly divs hold data points.
+    for chart in ("chart-path", "chart-objective-step", "chart-objective-size", "chart-roc"):
+        page.wait_for_function(f"document.getElementById('{chart}').data !== undefined")
+        points = page.evaluate(
+            f"document.getElementById('{chart}').data"
+            ".reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"
+        )
+        assert points >= 2, (chart, points)
     page.screenshot(path=str(SHOTS / "browser-run-done.png"), full_page=True)
 
 
