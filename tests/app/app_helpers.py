@@ -1,45 +1,16 @@
-"""Helpers for the app tests: building CSV bodies, uploading, waiting for runs."""
+"""Helpers for the app tests: building CSV bodies, uploading them, reading traces and stored
+files (the app itself, submitting and waiting for runs: ``service_helpers``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from app.config import Settings
-from app.main import create_app
-
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
-
-# Fast supervision so that dead workers are noticed within about a second.
-FAST_JOBS: dict[str, Any] = {
-    "heartbeat_seconds": 0.2,
-    "stale_after_seconds": 1.0,
-    "monitor_seconds": 0.2,
-    "poll_seconds": 0.2,
-    "trace_batch_seconds": 0.1,
-}
-FINAL = ("done", "failed", "cancelled")
-
-
-def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": data_dir, "workers": 0, "seed_samples": False}
-    return Settings(_env_file=None, **{**values, **FAST_JOBS, **overrides})
-
-
-@contextmanager
-def serve(settings: Settings) -> Iterator[TestClient]:
-    """The real app, lifespan included (database, samples, worker processes)."""
-    # Imported here, inside a test, where the conftest's warning filter applies.
-    from fastapi.testclient import TestClient
-
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 def csv_text(header: list[str], rows: list[list[Any]], delimiter: str = ",") -> str:
@@ -80,25 +51,6 @@ def upload_ok(client: TestClient, content: str | bytes, **form: Any) -> dict[str
     response = upload(client, content, **form)
     assert response.status_code == 201, response.text
     return response.json()
-
-
-def submit(client: TestClient, dataset_id: int, **body: Any) -> dict[str, Any]:
-    response = client.post("/api/runs", json={"dataset_id": dataset_id, **body})
-    assert response.status_code == 202, response.text
-    return response.json()
-
-
-def wait_for(
-    client: TestClient, run_id: int, statuses=FINAL, timeout: float = 30.0
-) -> dict[str, Any]:
-    """Poll the run until its status is one of ``statuses``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.get(f"/api/runs/{run_id}").json()
-        if run["status"] in statuses:
-            return run
-        assert time.monotonic() < deadline, f"run {run_id} still {run['status']}"
-        time.sleep(0.05)
 
 
 def wait_for_events(client: TestClient, run_id: int, count: int, timeout: float = 30.0) -> None:

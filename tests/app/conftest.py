@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from app_helpers import make_settings, serve
+from service_helpers import make_settings, serve
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient

@@ -4,7 +4,8 @@ nothing behind: no row, no file in the data directory."""
 from __future__ import annotations
 
 import pytest
-from app_helpers import csv_text, make_settings, regression_csv, serve, stored_files, upload
+from app_helpers import csv_text, regression_csv, stored_files, upload
+from service_helpers import make_settings, serve
 
 GOOD = regression_csv(n=20, d=3, support=(0,))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from app_helpers import make_settings, serve
 from openapi_spec_validator import validate
+from service_helpers import make_settings, serve
 
 import engine
 

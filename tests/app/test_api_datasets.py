@@ -9,10 +9,10 @@ from app_helpers import (
     csv_text,
     regression_csv,
     stored_files,
-    submit,
     upload,
     upload_ok,
 )
+from service_helpers import submit
 
 from app import storage
 

@@ -4,7 +4,8 @@ idempotency, cancelling queued runs, reading traces and exports of unfinished ru
 from __future__ import annotations
 
 import pytest
-from app_helpers import classification_csv, regression_csv, submit, upload_ok
+from app_helpers import classification_csv, regression_csv, upload_ok
+from service_helpers import submit
 
 REGRESSION = regression_csv(n=40, d=5, support=(1, 3))
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from app_helpers import make_settings, serve
 from fastapi import FastAPI
 from pydantic import ValidationError
+from service_helpers import make_settings, serve
 
 import app.main
 from app.config import Settings

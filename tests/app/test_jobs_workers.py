@@ -7,17 +7,8 @@ import os
 import signal
 
 import pytest
-from app_helpers import (
-    classification_csv,
-    full_trace,
-    make_settings,
-    regression_csv,
-    serve,
-    submit,
-    upload_ok,
-    wait_for,
-    wait_for_events,
-)
+from app_helpers import classification_csv, full_trace, regression_csv, upload_ok, wait_for_events
+from service_helpers import make_settings, serve, submit, wait_for
 
 
 def generate(client, body: dict) -> dict:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
-from page_helpers import generate, make_settings, serve, submit, wait_for
+from page_helpers import generate
+from service_helpers import make_settings, serve, submit, wait_for
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient

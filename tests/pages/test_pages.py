@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from page_helpers import check_figure, figures, generate, submit, wait_for
+from page_helpers import check_figure, figures, generate
+from service_helpers import submit, wait_for
 
 import engine
 from engine import datasets as generators
