@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     database_url: str = Field(
         "", description="SQLAlchemy URL; empty means a SQLite file in the data directory."
     )
+    host: str = Field("127.0.0.1", description="Address `python -m app` listens on.")
     port: int = Field(8000, ge=1, le=65535)
     api_key: SecretStr | None = Field(
         None, description="When set, /api requires 'Authorization: Bearer <key>'."

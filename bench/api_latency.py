@@ -39,21 +39,16 @@ def free_port() -> int:
 
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "DATA_DIR": str(data_dir), "WORKERS": "2", "SEED_SAMPLES": "false"}
+    env = {
+        **os.environ,
+        "DATA_DIR": str(data_dir),
+        "WORKERS": "2",
+        "SEED_SAMPLES": "false",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+    }
     env.pop("DATABASE_URL", None)  # the default: SQLite in the data directory
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "app.main:create_app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
+    command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
     return subprocess.Popen(command, env=env)
 
 

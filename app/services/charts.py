@@ -456,28 +456,9 @@ def objective_step_figure(
             "hovertemplate": "step %{x}<br>objective %{y:.5g}<extra></extra>",
         }
     ]
-    for style, kind in ((ADD, "add"), (REMOVE, "remove"), (SWAP_IN, "swap")):
-        picked = [
-            (s, v) for s, v, e in zip(steps, values, events, strict=True) if e["kind"] == kind
-        ]
-        if picked:
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": style["label"],
-                    "x": [s for s, _ in picked],
-                    "y": [v for _, v in picked],
-                    "marker": {
-                        "color": style["color"],
-                        "symbol": style["symbol"],
-                        "size": 10,
-                        "line": {"width": 1.5, "color": style["color"]},
-                    },
-                    "hovertemplate": f"step %{{x}}: {style['label']}<br>objective %{{y:.5g}}"
-                    "<extra></extra>",
-                }
-            )
+    data += _event_markers(
+        events, steps, values, "step %{customdata}: {label}<br>objective %{y:.5g}<extra></extra>"
+    )
     lay = layout(title, "Step (event number)", "Objective (training loss)")
     last = steps[-1]
     lay["xaxis"].update(range=[-0.5, last + 0.5])
@@ -486,6 +467,37 @@ def objective_step_figure(
         lay["shapes"].append(_best_line(best_step))
         lay["annotations"] = [_best_note(best_step, k)]
     return {"data": data, "layout": lay}
+
+
+def _event_markers(
+    events: Sequence[EventDict], xs: Sequence[float], values: Sequence[float], hover: str
+) -> list[dict[str, Any]]:
+    """One marker trace per support-changing kind (add, remove, swap) at (xs, values); each
+    point carries its step as customdata. ``hover`` is a Plotly template in which ``{label}``
+    names the kind."""
+    traces = []
+    for style, kind in ((ADD, "add"), (REMOVE, "remove"), (SWAP_IN, "swap")):
+        idx = [i for i, e in enumerate(events) if e["kind"] == kind]
+        if not idx:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": style["label"],
+                "x": [xs[i] for i in idx],
+                "y": [values[i] for i in idx],
+                "customdata": [int(events[i]["step"]) for i in idx],
+                "marker": {
+                    "color": style["color"],
+                    "symbol": style["symbol"],
+                    "size": 10,
+                    "line": {"width": 1.5, "color": style["color"]},
+                },
+                "hovertemplate": hover.replace("{label}", style["label"]),
+            }
+        )
+    return traces
 
 
 def objective_size_figure(
@@ -508,31 +520,12 @@ def objective_size_figure(
             "hoverinfo": "skip",
         }
     ]
-    for style, kind in ((ADD, "add"), (REMOVE, "remove"), (SWAP_IN, "swap")):
-        picked = [
-            (s, v, int(e["step"]))
-            for s, v, e in zip(sizes, values, events, strict=True)
-            if e["kind"] == kind
-        ]
-        if picked:
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": style["label"],
-                    "x": [s for s, _, _ in picked],
-                    "y": [v for _, v, _ in picked],
-                    "customdata": [t for _, _, t in picked],
-                    "marker": {
-                        "color": style["color"],
-                        "symbol": style["symbol"],
-                        "size": 10,
-                        "line": {"width": 1.5, "color": style["color"]},
-                    },
-                    "hovertemplate": f"step %{{customdata}}: {style['label']}<br>size %{{x}}, "
-                    "objective %{y:.5g}<extra></extra>",
-                }
-            )
+    data += _event_markers(
+        events,
+        sizes,
+        values,
+        "step %{customdata}: {label}<br>size %{x}, objective %{y:.5g}<extra></extra>",
+    )
     best = best_by_size(events)
     if best:
         ks = sorted(best)

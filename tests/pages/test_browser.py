@@ -52,20 +52,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "STALE_AFTER_SECONDS": "5",
         "TRACE_BATCH_SECONDS": "0.2",
     }
+    env.update(HOST="127.0.0.1", PORT=str(port))
     env.pop("API_KEY", None)  # the pages post to /api from the browser, without a key
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "app.main:create_app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
+    command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
     proc = subprocess.Popen(command, cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
