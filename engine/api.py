@@ -30,6 +30,9 @@ class SelectionResult:
     n_steps : int
         Support-changing steps (add, remove, swap) in the trace.
     stop_reason : str
+    dense_params : dict of ndarray, or None
+        Parameters fitted on every support but never selected, beyond the intercept (the CRF's
+        label biases and transitions); None for the other objectives.
     """
 
     support: np.ndarray
@@ -45,6 +48,7 @@ class SelectionResult:
     params: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
     cancelled: bool = False
+    dense_params: dict[str, np.ndarray] | None = None
 
     def best_along_path(self) -> dict[int, tuple[frozenset[int], float, int]]:
         """Zhang's best size-k support along the path, for every size the path visited."""
@@ -70,7 +74,11 @@ def select(
     Parameters
     ----------
     X : ndarray or scipy.sparse matrix, shape (n_samples, n_features)
+        For ``objective="crf"``: discrete observations, one (T, D) array per chain (a list of
+        them, or one array for a single chain); the features are then the CRF's indicators
+        (``engine.objectives.chains``).
     y : array-like, shape (n_samples,)
+        For ``crf``: the label sequences, one 1-D array per chain.
     algorithm : str
         A name in ``engine.ALGORITHMS``.
     objective : str
@@ -103,8 +111,16 @@ def select(
             f"algorithm {algorithm!r} works with objectives {', '.join(algo.objectives)}, "
             f"not {objective!r}"
         )
-    X, y = _check_data(X, y)
-    _check_target(y, obj_spec.task)
+    if obj_spec.algorithms is not None and algorithm not in obj_spec.algorithms:
+        raise ValueError(
+            f"objective {objective!r} works with algorithms {', '.join(obj_spec.algorithms)}, "
+            f"not {algorithm!r}"
+        )
+    if obj_spec.check_input is not None:
+        X, y = obj_spec.check_input(X, y)
+    else:
+        X, y = _check_data(X, y)
+        _check_target(y, obj_spec.task)
     obj_names = {p.name for p in obj_spec.params}
     obj_params = obj_spec.validate({n: v for n, v in params.items() if n in obj_names})
     algo_params = algo.validate({n: v for n, v in params.items() if n not in obj_names})
@@ -122,19 +138,20 @@ def select(
     cancelled = False
     try:
         sol = algo.func(loss, rec, k=k, rng=rng, **extra, **algo_params)
-        support, coef, intercept, value, reason = (
+        support, coef, intercept, value, reason, dense = (
             sol.support,
             sol.coef,
             sol.intercept,
             sol.value,
             sol.reason,
+            sol.dense,
         )
     except StopRequested:
         cancelled = True
         reason = "stopped by recorder"
         state = loss.fit_support(sorted(replay(rec.events)[-1]) if rec.events else [])
         support = np.array(sorted(state.support), dtype=np.intp)
-        coef, intercept, value = state.coef, state.intercept, state.value
+        coef, intercept, value, dense = state.coef, state.intercept, state.value, state.dense_params
         rec.emit("stop", objective=value, support_size=len(support), reason=reason)
     elapsed = time.perf_counter() - start
     n_steps = sum(e.kind in ("add", "remove", "swap") for e in rec.events)
@@ -152,6 +169,7 @@ def select(
         params={**obj_params, **algo_params},
         elapsed=elapsed,
         cancelled=cancelled,
+        dense_params=dense,
     )
 
 

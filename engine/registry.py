@@ -214,7 +214,12 @@ class ObjectiveSpec(ParamsOwner):
     reference: str
     factory: Callable[..., Any]
     params: tuple[Param, ...] = ()
-    task: str = "regression"  # or "classification"
+    task: str = "regression"  # or "classification", or "sequence" (labelled chains)
+    # Validates and encodes (X, y) when the objective does not take a feature matrix (the CRF
+    # takes chains); returns the (data, y) its factory receives. The data must have ``shape``
+    # (positions, selectable features). None: X is a matrix of features.
+    check_input: Callable[[Any, Any], tuple[Any, Any]] | None = None
+    algorithms: tuple[str, ...] | None = None  # None: every algorithm
     kind: ClassVar[str] = "objective"
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,6 +229,7 @@ class ObjectiveSpec(ParamsOwner):
             "summary": self.summary,
             "reference": self.reference,
             "task": self.task,
+            "algorithms": list(self.algorithms) if self.algorithms else None,
             "params": [p.to_dict() for p in self.params],
             "schema": self.json_schema(),
         }

@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 
 import engine as fs
-from engine import datasets as generators
+
+from ..services import catalog
 
 router = APIRouter(tags=["catalog"])
 
@@ -20,10 +21,11 @@ def list_algorithms() -> list[dict[str, Any]]:
 
 @router.get("/objectives")
 def list_objectives() -> list[dict[str, Any]]:
-    return [spec.to_dict() for spec in fs.OBJECTIVES.values()]
+    """The objectives runs can use (the engine-only ones for sequence data are left out)."""
+    return [spec.to_dict() for spec in catalog.OBJECTIVES.values()]
 
 
 @router.get("/generators")
 def list_generators() -> list[dict[str, Any]]:
     """Data generators for POST /api/datasets/generate."""
-    return [spec.to_dict() for spec in generators.GENERATORS.values()]
+    return [spec.to_dict() for spec in catalog.GENERATORS.values()]

@@ -20,7 +20,6 @@ from fastapi.templating import Jinja2Templates
 from sqlmodel import Session, select
 
 import engine as fs
-from engine import datasets as generators
 
 from ..deps import BackendDep, SessionDep, SettingsDep
 from ..errors import AppError, NotFound
@@ -34,7 +33,7 @@ from ..models import (
     RunStatus,
     Task,
 )
-from ..services import charts, lessons, teach
+from ..services import catalog, charts, lessons, teach
 from ..services import datasets as dataset_service
 from ..services import runs as run_service
 from ..services.charts import DASH
@@ -126,7 +125,7 @@ def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
     """Objectives usable on the data set (a classification objective needs binary labels)."""
     return [
         spec.to_dict()
-        for spec in fs.OBJECTIVES.values()
+        for spec in catalog.OBJECTIVES.values()
         if spec.task != Task.classification or dataset.task == Task.classification
     ]
 
@@ -182,7 +181,7 @@ def home(request: Request, session: SessionDep, generator: str | None = None) ->
     by_id = {ds.id: ds for ds in all_datasets}
     recent = run_service.list_runs(session, None, None, 0, 15)
     comparisons = session.exec(select(Comparison).order_by(Comparison.id.desc()).limit(8)).all()
-    specs = [spec.to_dict() for spec in generators.GENERATORS.values()]
+    specs = [spec.to_dict() for spec in catalog.GENERATORS.values()]
     chosen = next((s for s in specs if s["name"] == generator), specs[0] if specs else None)
     order = {"bundled": 0, "generator": 1, "upload": 2, "lesson": 3}
     return render(
@@ -199,7 +198,7 @@ def home(request: Request, session: SessionDep, generator: str | None = None) ->
 
 @router.get("/partials/generator")
 def generator_params(request: Request, generator: str) -> Response:
-    spec = generators.GENERATORS.get(generator)
+    spec = catalog.GENERATORS.get(generator)
     if spec is None:
         raise NotFound(f"unknown generator {generator!r}")
     return render(request, "partials/generator_params.html", generator=spec.to_dict())

@@ -31,7 +31,7 @@ from ..models import (
     Task,
     UploadOptions,
 )
-from . import columns
+from . import catalog, columns
 from .csv_upload import parse_csv
 
 # A generator asked for more cells than this would exhaust memory before returning.
@@ -78,11 +78,13 @@ def create_from_upload(
 
 
 def create_generated(session: Session, data_dir: Path, body: DatasetGenerate) -> Dataset:
-    spec = generators.GENERATORS.get(body.generator)
+    if reason := catalog.engine_only("generator", body.generator):
+        raise InvalidInput(reason, loc=("body", "generator"))
+    spec = catalog.GENERATORS.get(body.generator)
     if spec is None:
         raise InvalidInput(
             f"unknown generator {body.generator!r}; available: "
-            f"{', '.join(sorted(generators.GENERATORS))}",
+            f"{', '.join(sorted(catalog.GENERATORS))}",
             loc=("body", "generator"),
         )
     try:

@@ -36,7 +36,7 @@ from ..models import (
     TracePage,
     utcnow,
 )
-from . import idempotency
+from . import catalog, idempotency
 from .evaluation import check_split
 
 Loc = tuple[str | int, ...]
@@ -48,7 +48,9 @@ Loc = tuple[str | int, ...]
 def validate_config(config: RunConfig, dataset: Dataset, loc: Loc = ("body",)) -> dict[str, Any]:
     """The run's parameters with defaults filled in, or InvalidInput naming what is wrong."""
     algorithm = _entry(fs.ALGORITHMS, config.algorithm, "algorithm", loc)
-    objective = _entry(fs.OBJECTIVES, config.objective, "objective", loc)
+    if reason := catalog.engine_only("objective", config.objective):
+        raise InvalidInput(reason, loc=(*loc, "objective"))
+    objective = _entry(catalog.OBJECTIVES, config.objective, "objective", loc)
     if algorithm.objectives is not None and objective.name not in algorithm.objectives:
         raise InvalidInput(
             f"algorithm {algorithm.name!r} works with objectives "

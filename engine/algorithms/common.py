@@ -19,6 +19,7 @@ class Solution:
     intercept: float
     value: float
     reason: str
+    dense: dict[str, np.ndarray] | None = None
 
     @classmethod
     def of(cls, state: ActiveSet, reason: str) -> Solution:
@@ -28,6 +29,7 @@ class Solution:
             intercept=state.intercept,
             value=state.value,
             reason=reason,
+            dense=state.dense_params,
         )
 
 
@@ -37,6 +39,7 @@ class _Snapshot:
     support: tuple[int, ...]
     coef_on_support: np.ndarray
     intercept: float
+    dense: dict[str, np.ndarray] | None
 
 
 class PathTracker:
@@ -58,7 +61,11 @@ class PathTracker:
         cur = self.best.get(size)
         if cur is None or state.value < cur.value:
             self.best[size] = _Snapshot(
-                state.value, tuple(state.support), state.coef[state.support], state.intercept
+                state.value,
+                tuple(state.support),
+                state.coef[state.support],
+                state.intercept,
+                state.dense_params,
             )
 
     def solution(self, state: ActiveSet, reason: str) -> Solution:
@@ -78,6 +85,7 @@ class PathTracker:
             intercept=snap.intercept,
             value=snap.value,
             reason=reason,
+            dense=snap.dense,
         )
 
 

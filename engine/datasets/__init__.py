@@ -15,6 +15,7 @@ from typing import Any
 
 from .base import DatasetSpec, Problem, RandomState
 from .bundled import bundled_path, list_bundled, load_bundled
+from .chains import CRF_PARAMS, liu2014_crf, split_chains
 from .classification import ELENBERG2016_PARAMS, LIU2014_PARAMS, elenberg2016, liu2014_logistic
 from .regression import (
     GAUSSIAN_PARAMS,
@@ -45,6 +46,17 @@ _SPECS = (
         func=liu2014_logistic,
         params=LIU2014_PARAMS,
         task="classification",
+    ),
+    DatasetSpec(
+        name="liu2014_crf",
+        title="Liu et al. 2014 CRF chains",
+        help="T=800 positions, 4 sensors with 5 states, 4 labels drawn from a sparse "
+        "linear-chain CRF; for the crf objective.",
+        reference="J. Liu, R. Fujimaki, J. Ye, Forward-Backward Greedy Algorithms for General "
+        "Convex Smooth Functions (ICML 2014), App. D.2",
+        func=liu2014_crf,
+        params=CRF_PARAMS,
+        task="sequence",
     ),
     DatasetSpec(
         name="elenberg2016",
@@ -129,9 +141,11 @@ __all__ = [
     "gaussian_regression",
     "generate",
     "list_bundled",
+    "liu2014_crf",
     "liu2014_logistic",
     "load_bundled",
     "sparse_design",
+    "split_chains",
     "xiang2014_bilevel",
     "zhang2008",
 ]

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ..registry import Param, ParamsOwner, validate_params
 
-TASKS = ("regression", "classification")
+TASKS = ("regression", "classification", "sequence")
 
 RandomState = int | np.random.Generator | None
 
@@ -38,10 +38,13 @@ class Problem:
         Registry name of the generator.
     description : str
         One paragraph: what was generated and from which paper.
-    task : {"regression", "classification"}
+    task : {"regression", "classification", "sequence"}
     groups : ndarray of int, shape (n_features,), optional
         Group label of every feature, when the problem has a group structure.
     feature_names : tuple of str
+    model_features : int, optional
+        Number of model features when it is not X's number of columns (task "sequence": X
+        holds the observed states, the features are the CRF's indicators).
     meta : dict
         Generator parameters, the seed when it was an integer, and generator-specific extras.
     """
@@ -55,12 +58,13 @@ class Problem:
     task: str
     groups: np.ndarray | None = None
     feature_names: tuple[str, ...] = ()
+    model_features: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
-        n, d = self.X.shape
+        n, d = self.X.shape[0], self.n_features
         if self.y.shape != (n,):
             raise ValueError(f"y has shape {self.y.shape}, expected ({n},)")
         if self.true_coef is not None and self.true_coef.shape != (d,):
@@ -79,7 +83,9 @@ class Problem:
 
     @property
     def n_features(self) -> int:
-        return int(self.X.shape[1])
+        """Features of the model: X's columns, or ``model_features`` when they differ (the
+        CRF's indicators of sensor, state and label)."""
+        return int(self.X.shape[1] if self.model_features is None else self.model_features)
 
     @property
     def k_true(self) -> int | None:

@@ -73,6 +73,12 @@ class ActiveSet(ABC):
     def intercept(self) -> float:
         """The unpenalised intercept (0 when the objective fits none)."""
 
+    @property
+    def dense_params(self) -> dict[str, np.ndarray] | None:
+        """Parameters refitted on every support but never selected, beyond the intercept (the
+        CRF's label biases and transitions). None when there are none."""
+        return None
+
     @abstractmethod
     def add(self, j: int) -> float:
         """Add feature j, refit on the new support; return the objective decrease."""

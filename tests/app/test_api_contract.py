@@ -76,8 +76,11 @@ def test_algorithms_come_from_the_registry(client) -> None:
 
 def test_objectives_come_from_the_registry(client) -> None:
     listed = client.get("/api/objectives").json()
+    # every registered objective for feature tables; the CRF (sequences) is engine-only
     assert {o["name"]: o["task"] for o in listed} == {
-        name: spec.task for name, spec in engine.OBJECTIVES.items()
+        name: spec.task
+        for name, spec in engine.OBJECTIVES.items()
+        if spec.task in ("regression", "classification")
     }
     assert all("schema" in o for o in listed)
 

@@ -33,6 +33,7 @@ SMALL = {
     "xiang2014_bilevel": {"n": 30},
     "sparse_design": {"n": 500, "d": 2000, "density": 0.01, "k_true": 10},
     "gaussian_regression": {"n": 30, "d": 15, "k_true": 4},
+    "liu2014_crf": {"T": 60, "n_relevant": 4},
 }
 
 
@@ -44,7 +45,7 @@ def test_registry_lists_every_generator():
     assert set(GENERATORS) == set(SMALL)
     for name, spec in GENERATORS.items():
         assert spec.name == name
-        assert spec.task in ("regression", "classification")
+        assert spec.task in ("regression", "classification", "sequence")
         assert spec.title and spec.help and spec.reference
         assert all(isinstance(p, Param) for p in spec.params)
         assert len({p.name for p in spec.params}) == len(spec.params)
@@ -54,7 +55,7 @@ def test_registry_lists_every_generator():
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_shapes_and_support(name):
     P = generate(name, random_state=0, **SMALL[name])
-    n, d = P.X.shape
+    n, d = P.X.shape[0], P.n_features  # the CRF's features are indicators, not X's columns
     assert isinstance(P, Problem)
     assert P.name == name and P.task == GENERATORS[name].task
     assert P.y.shape == (n,) and P.true_coef.shape == (d,)
@@ -64,6 +65,8 @@ def test_shapes_and_support(name):
     assert np.all(np.isfinite(_dense(P.X))) and np.all(np.isfinite(P.y))
     if P.task == "classification":
         assert np.unique(P.y).size == 2
+    if P.task == "sequence":
+        assert np.issubdtype(P.X.dtype, np.integer) and np.unique(P.y).size >= 2
     assert P.meta["random_state"] == 0
     assert P.meta["params"] == GENERATORS[name].validate(SMALL[name])
 

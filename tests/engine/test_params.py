@@ -198,6 +198,7 @@ def test_registries_list_the_documented_entries():
     assert set(engine.OBJECTIVES) == {
         "least_squares",
         "logistic",
+        "crf",
         "smoothed_hinge",
         "smoothed_absolute",
     }
