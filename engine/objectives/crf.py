@@ -27,17 +27,13 @@ warm-started; FoBa-obj's one-coordinate drops solve all candidates' 1-D problems
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ..registry import ObjectiveSpec, Param, register_objective
 from .base import ActiveSet, Objective
 from .chain_inference import forward_backward, viterbi
 from .chains import Chains, check_chains
+from .fd_newton import FD_STEP, chord_newton
 
-_REFIT_GTOL = 1e-10  # the refit stops when every partial derivative is below this
-_NEWTON_MAXITER = 100
-_ARMIJO = 1e-4
-_FD_STEP = 1e-6
 _COORD_MAXITER = 50
 _COORD_BOUND = 50.0  # |alpha| cap of a one-coordinate move: lam = 0 can have no minimiser
 
@@ -266,9 +262,9 @@ class CRFActiveSet(ActiveSet):
         """Minimise Q over (w_S, b, L) (over (b, L) alone with ``dense_only``), warm-started.
 
         Damped Newton with the Hessian from forward differences of the exact gradient (see
-        :func:`_chord_newton`). The paper refits with L-BFGS; on the T = 800 chains L-BFGS
-        needed about 300 iterations (one forward-backward pass each) for the precision FoBa's
-        thresholds need, Newton 4 or 5.
+        :func:`~engine.objectives.fd_newton.chord_newton`). The paper refits with L-BFGS; on
+        the T = 800 chains L-BFGS needed about 300 iterations (one forward-backward pass each)
+        for the precision FoBa's thresholds need, Newton 4 or 5.
 
         b[0] stays 0: adding a constant to every label bias changes no probability, and that
         flat direction would make the Hessian singular.
@@ -296,7 +292,7 @@ class CRFActiveSet(ActiveSet):
         f, g = evaluate(x[None])
         f, g = float(f[0]), g[0]
         H = None if dense_only else self._carried_hessian(change, evaluate, x, g)
-        x, iterations, H = _chord_newton(evaluate, x, f, g, H)
+        x, iterations, H = chord_newton(evaluate, x, f, g, H)
         if not dense_only:
             self._hessian = H
         z[free] = x
@@ -313,7 +309,7 @@ class CRFActiveSet(ActiveSet):
         kind, p = change
         if kind == "remove":
             return np.delete(np.delete(H, p, axis=0), p, axis=1)
-        h = _FD_STEP * max(1.0, abs(x[p]))
+        h = FD_STEP * max(1.0, abs(x[p]))
         step = np.zeros_like(x)
         step[p] = h
         _, G = evaluate((x + step)[None])
@@ -459,68 +455,6 @@ class CRFActiveSet(ActiveSet):
                 break
         drops[cand] = np.maximum(best_drop, 0.0)
         return drops
-
-
-def _chord_newton(
-    evaluate, x: np.ndarray, f: float, g: np.ndarray, H: np.ndarray | None = None
-) -> tuple[np.ndarray, int, np.ndarray | None]:
-    """Minimise from x by Newton steps that reuse one factorised Hessian while it works.
-
-    ``evaluate(X)`` gives values and gradients at the rows of X in one batched pass. The
-    Hessian comes from forward differences of the exact gradient (one batched pass with as
-    many rows as parameters, the cost of several single passes), so it is recomputed only
-    when a step fails the Armijo test or the gradient shrinks by less than a factor 4 (the
-    chord method's linear rate has become slow). A Levenberg-Marquardt ridge mu keeps the
-    system positive definite; it grows tenfold on a failed step at a fresh Hessian.
-
-    H, when given, is a Hessian carried from elsewhere (treated as stale).
-
-    Returns the minimiser, the number of accepted steps and the last Hessian used.
-    """
-    scale = max(1.0, float(np.abs(g).max()))
-    mu = 1e-10
-    fresh = False  # H was computed at the current x
-    steps = 0
-    for _ in range(_NEWTON_MAXITER):
-        if np.abs(g).max() <= _REFIT_GTOL:
-            break
-        if H is None:
-            H, fresh = _fd_hessian(evaluate, x, g), True
-        try:
-            d = cho_solve(cho_factor(H + mu * np.eye(len(x))), g)
-            fz, gz = evaluate((x - d)[None])
-            ok = bool(fz[0] <= f - _ARMIJO * float(g @ d))
-        except LinAlgError:
-            ok = False
-        if not ok:
-            if not fresh:
-                H = None  # a stale Hessian failed: take a fresh one before damping more
-                continue
-            mu *= 10.0
-            if mu > 1e6 * scale:
-                break  # no decrease left at machine precision
-            continue
-        done = f - fz[0] <= 1e-15 * max(1.0, abs(f))
-        slow = np.abs(gz[0]).max() > 0.25 * np.abs(g).max()
-        x, f, g = x - d, float(fz[0]), gz[0]
-        steps += 1
-        if fresh:
-            mu = max(mu / 10.0, 1e-10)
-        fresh = False
-        if done:
-            break
-        if slow:
-            H = None
-    return x, steps, H
-
-
-def _fd_hessian(evaluate, x: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Forward-difference Hessian from the exact gradient at x and at x + h_i e_i (one batched
-    call), symmetrised."""
-    h = _FD_STEP * np.maximum(1.0, np.abs(x))
-    _, G = evaluate(x[None, :] + np.diag(h))
-    H = (G - g[None, :]) / h[:, None]
-    return 0.5 * (H + H.T)
 
 
 def _secant(a, g, a_prev, g_prev, lo, hi) -> np.ndarray:
