@@ -109,6 +109,7 @@ def greedy_path(
         if best <= (tiny if cfg.rule != "gdt" else 0.0):
             reason = "no remaining feature decreases the objective"
             break
+        before = set(state.support)
         try:
             gain = state.add(j)
         except CollinearFeature:
@@ -139,6 +140,16 @@ def greedy_path(
             steps = _backward_phase(
                 state, rec, cfg, gains, smallest_gain, steps, max_steps, tracker
             )
+            if set(state.support) == before:
+                # Back where the forward step started: the same feature would be added and
+                # removed again forever. Only a fixed threshold allows it (FoBa's rules need a
+                # deletion cheaper than nu x the gain, and deleting the feature just added
+                # costs at least its gain); SAS stops when it would re-add what it just deleted.
+                reason = (
+                    f"the path cycles: feature {j} was added and at once removed again "
+                    "(the heuristic stops when it would re-add the feature it just deleted)"
+                )
+                break
 
     return tracker.solution(state, reason), state
 

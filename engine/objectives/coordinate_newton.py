@@ -131,7 +131,13 @@ def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
     selection (numpy's exp and log are vectorised, its expm1 and log1p are not).
     """
     q = np.where(z > 0, 1.0 - p, p)
-    return np.maximum(z, 0.0) + np.log(1.0 - q + q * np.exp(-np.abs(z))) - t * z
+    inner = 1.0 - q + q * np.exp(-np.abs(z))
+    with np.errstate(divide="ignore"):
+        log_inner = np.log(inner)
+    # inner = 0 only when q = 1 (p saturated at 0 or 1) and e^-|z| underflowed: then the log
+    # is exactly -|z|.
+    log_inner = np.where(inner == 0.0, -np.abs(z), log_inner)
+    return np.maximum(z, 0.0) + log_inner - t * z
 
 
 def _objective_change(

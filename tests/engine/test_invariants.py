@@ -200,12 +200,23 @@ def test_step_budget(cfg, objective):
         assert res.n_steps <= budget
         if res.n_steps < budget:
             # Cut short only when nothing could change the result any more: the path could not
-            # return to K features in the steps left, or it had nothing left to add.
+            # return to K features in the steps left, it had nothing left to add, or (fixed
+            # threshold) it would add and delete the same feature forever.
             size = res.trace[-1].support_size
             d = problem(objective)[0].shape[1]
+            moves = [(e.kind, e.feature) for e in res.trace if e.kind in ("add", "remove")]
+            cycles = (
+                "cycles" in res.stop_reason
+                and moves[-2][0] == "add"
+                and moves[-1] == ("remove", moves[-2][1])
+            )
             assert (
-                size - K > budget - res.n_steps or size == d or "no remaining" in (res.stop_reason)
+                size - K > budget - res.n_steps
+                or size == d
+                or "no remaining" in (res.stop_reason)
+                or cycles
             ), res.stop_reason
+            assert "cycles" not in res.stop_reason or algorithm == "fb-threshold"
     elif algorithm == "backward":
         d = problem(objective)[0].shape[1]
         assert res.n_steps == d + (d - K)
