@@ -46,6 +46,7 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 import engine.algorithms.sght  # noqa: E402  (registers sght until __init__ imports it)
 from engine import projections as pj  # noqa: E402
+from engine.datasets import generate  # noqa: E402
 
 TARGET_SECONDS = 1.0
 TARGET_P = 1_000_000
@@ -163,17 +164,12 @@ def projection_table(cases: list[Case], repeats: int, seed: int) -> list[Timing]
 
 
 def section52_problem(n: int, p: int, s2: int, seed: int):
-    """A ~ N(0, 1); groups of 100 contiguous features; y from s2 random groups with 5 random
-    N(0, 1) coefficients each, plus N(0, 0.1^2) noise (the paper only says "randomly
-    generated"; a planted model of the same budgets makes the objective values comparable)."""
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n, p))
-    groups = np.arange(p) // 100
-    coef = np.zeros(p)
-    for g in rng.choice(p // 100, s2, replace=False):
-        coef[g * 100 + rng.choice(100, 5, replace=False)] = rng.standard_normal(5)
-    y = A @ coef + 0.1 * rng.standard_normal(n)
-    return A, y, groups
+    """The Section 5.2 set from ``engine.datasets`` (``xiang2014_convergence``): A ~ N(0, 1);
+    groups of 100 contiguous features; y from s2 random groups with 5 random N(0, 1)
+    coefficients each, plus N(0, 0.1^2) noise (the paper only says "randomly generated"; a
+    planted model of the same budgets makes the objective values comparable)."""
+    problem = generate("xiang2014_convergence", random_state=seed, n=n, p=p, active_groups=s2)
+    return problem.X, problem.y, problem.groups
 
 
 def convergence_table(repeats: int, seed: int) -> None:

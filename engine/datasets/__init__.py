@@ -19,10 +19,12 @@ from .chains import CRF_PARAMS, liu2014_crf, split_chains
 from .classification import ELENBERG2016_PARAMS, LIU2014_PARAMS, elenberg2016, liu2014_logistic
 from .regression import (
     GAUSSIAN_PARAMS,
+    XIANG2014_CONVERGENCE_PARAMS,
     XIANG2014_PARAMS,
     ZHANG2008_PARAMS,
     gaussian_regression,
     xiang2014_bilevel,
+    xiang2014_convergence,
     zhang2008,
 )
 from .sparse import SPARSE_PARAMS, sparse_design
@@ -76,6 +78,17 @@ _SPECS = (
         "through Hard Thresholding (KDD 2014), Sec. 5.3",
         func=xiang2014_bilevel,
         params=XIANG2014_PARAMS,
+        task="regression",
+    ),
+    DatasetSpec(
+        name="xiang2014_convergence",
+        title="Xiang et al. 2014 convergence sets",
+        help="A ~ N(0,1) n x p in groups of 100 (paper: (100,2000) to (1000,50000)); y from "
+        "random groups with 5 random N(0,1) coefficients each.",
+        reference="S. Xiang, T. Yang, J. Ye, Simultaneous Feature and Feature Group Selection "
+        "through Hard Thresholding (KDD 2014), Sec. 5.2",
+        func=xiang2014_convergence,
+        params=XIANG2014_CONVERGENCE_PARAMS,
         task="regression",
     ),
     DatasetSpec(
@@ -147,5 +160,6 @@ __all__ = [
     "sparse_design",
     "split_chains",
     "xiang2014_bilevel",
+    "xiang2014_convergence",
     "zhang2008",
 ]

@@ -34,6 +34,7 @@ SMALL = {
     "sparse_design": {"n": 500, "d": 2000, "density": 0.01, "k_true": 10},
     "gaussian_regression": {"n": 30, "d": 15, "k_true": 4},
     "liu2014_crf": {"T": 60, "n_relevant": 4},
+    "xiang2014_convergence": {"n": 30, "p": 200, "group_size": 20},
 }
 
 
