@@ -109,7 +109,7 @@ def greedy_path(
         if best <= (tiny if cfg.rule != "gdt" else 0.0):
             reason = "no remaining feature decreases the objective"
             break
-        before = set(state.support)
+        before = None if forward_only else set(state.support)  # for the cycle check below
         try:
             gain = state.add(j)
         except CollinearFeature:

@@ -466,10 +466,6 @@ def _secant(a, g, a_prev, g_prev, lo, hi) -> np.ndarray:
     return np.where(inside, sec, 0.5 * (lo + hi))
 
 
-def _check(chains, y):
-    return check_chains(chains, y)
-
-
 register_objective(
     ObjectiveSpec(
         name="crf",
@@ -490,7 +486,7 @@ register_objective(
             ),
         ),
         task="sequence",
-        check_input=_check,
+        check_input=check_chains,
         algorithms=(
             "foba-obj",
             "foba-gdt",
