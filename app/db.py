@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import make_url
-from sqlmodel import SQLModel, create_engine
+from sqlmodel import Session, SQLModel, create_engine
 
 from . import models  # noqa: F401  (registers the tables on SQLModel.metadata)
 
@@ -22,12 +22,12 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_engine(url: str) -> Engine:
+def make_db(url: str) -> Engine:
     url = normalise_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"check_same_thread": False})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
+        db = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(db, "connect", _sqlite_pragmas)
+        return db
     return create_engine(url, pool_pre_ping=True)
 
 
@@ -41,5 +41,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine)
+def create_tables(db: Engine) -> None:
+    SQLModel.metadata.create_all(db)
+
+
+def ping(session: Session) -> None:
+    """Raise unless the database answers a trivial query."""
+    session.exec(text("SELECT 1"))

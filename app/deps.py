@@ -20,7 +20,7 @@ def get_settings(request: Request) -> Settings:
 
 def get_session(request: Request) -> Iterator[Session]:
     # Objects stay readable after commit: routes return them without another query.
-    with Session(request.app.state.engine, expire_on_commit=False) as session:
+    with Session(request.app.state.db, expire_on_commit=False) as session:
         yield session
 
 

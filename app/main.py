@@ -10,9 +10,9 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from .config import Settings
-from .db import create_tables, make_engine
+from .db import create_tables, make_db
 from .errors import install_handlers
-from .jobs.backend import make_backend
+from .jobs.factory import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
 from .routers.pages import asset_dir
@@ -41,19 +41,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the database, store the samples, start the job backend; undo on shutdown."""
     settings: Settings = app.state.settings
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    engine = make_engine(settings.database_url)
-    create_tables(engine)
+    db = make_db(settings.database_url)
+    create_tables(db)
     if settings.seed_samples:
-        added = seed_samples(engine, settings.data_dir)
+        added = seed_samples(db, settings.data_dir)
         log.info("stored %d sample data sets", added)
-    backend = make_backend(settings, engine)
+    backend = make_backend(settings, db)
     backend.start()
-    app.state.engine, app.state.backend = engine, backend
+    app.state.db, app.state.backend = db, backend
     try:
         yield
     finally:
         backend.stop()
-        engine.dispose()
+        db.dispose()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

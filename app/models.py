@@ -14,6 +14,8 @@ from pydantic import ConfigDict
 from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
+from engine.trace import EVENT_JSON_SCHEMA
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -372,7 +374,10 @@ class TracePage(SQLModel):
         description="Changes when a dead worker's run is rerun; the trace then restarts at step "
         "0 (a rerun with the same seed repeats the same events)."
     )
-    events: list[dict[str, Any]]
+    events: list[dict[str, Any]] = Field(
+        description="Events in step order, each ``engine.Event.to_dict()``.",
+        schema_extra={"json_schema_extra": {"items": EVENT_JSON_SCHEMA}},
+    )
     next_after: int = Field(description="Pass as ?after= to get the events that follow.")
     complete: bool = Field(description="The run has finished and no event follows this page.")
 

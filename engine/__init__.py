@@ -5,11 +5,13 @@ Pure numerics (numpy, scipy). Public face::
     result = engine.select(X, y, algorithm="foba-obj", objective="least_squares", k=5)
     result.support, result.coef, result.intercept, result.objective, result.trace
 
-``ALGORITHMS`` and ``OBJECTIVES`` describe every entry and its parameters.
+``ALGORITHMS`` and ``OBJECTIVES`` describe every entry and its parameters; ``check_config``
+checks a request against them (``select`` calls it; so does the app before it queues a run).
 """
 
 from .api import SelectionResult, select
-from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param
+from .config import Config, ConfigError, check_config
+from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param, Requirements, Traits
 from .trace import Event, Recorder
 
 ALGORITHMS = REGISTRY.algorithms
@@ -19,10 +21,15 @@ __all__ = [
     "ALGORITHMS",
     "OBJECTIVES",
     "AlgorithmSpec",
+    "Config",
+    "ConfigError",
     "Event",
     "ObjectiveSpec",
     "Param",
     "Recorder",
+    "Requirements",
     "SelectionResult",
+    "Traits",
+    "check_config",
     "select",
 ]

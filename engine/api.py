@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import algorithms as _algorithms  # noqa: F401  (registers the algorithms)
+from .algorithms.common import Solution
+from .config import check_config
 from .registry import REGISTRY
-from .trace import Event, Recorder, RecorderCallback, StopRequested, best_along_path, replay
+from .trace import (
+    SUPPORT_CHANGING,
+    Event,
+    Recorder,
+    RecorderCallback,
+    StopRequested,
+    best_along_path,
+    final_support,
+)
 
 
 @dataclass
@@ -104,72 +112,56 @@ def select(
     ValueError
         Naming the parameter, the input or the name at fault and what is allowed.
     """
-    algo = REGISTRY.algorithm(algorithm)
     obj_spec = REGISTRY.objective(objective)
-    if algo.objectives is not None and objective not in algo.objectives:
-        raise ValueError(
-            f"algorithm {algorithm!r} works with objectives {', '.join(algo.objectives)}, "
-            f"not {objective!r}"
-        )
-    if obj_spec.algorithms is not None and algorithm not in obj_spec.algorithms:
-        raise ValueError(
-            f"objective {objective!r} works with algorithms {', '.join(obj_spec.algorithms)}, "
-            f"not {algorithm!r}"
-        )
     if obj_spec.check_input is not None:
         X, y = obj_spec.check_input(X, y)
     else:
         X, y = _check_data(X, y)
         _check_target(y, obj_spec.task)
-    obj_names = {p.name for p in obj_spec.params}
-    obj_params = obj_spec.validate({n: v for n, v in params.items() if n in obj_names})
-    algo_params = algo.validate({n: v for n, v in params.items() if n not in obj_names})
-    k = _check_k(k, algo.k, algorithm, X.shape[1])
-    group_codes = _check_groups(groups, X.shape[1])
-    extra = {"groups": group_codes} if algo.uses_groups else {}
+    n_samples, n_features = X.shape
+    config = check_config(
+        algorithm,
+        objective,
+        k=k,
+        params=params,
+        n_samples=n_samples,
+        n_features=n_features,
+        has_groups=groups is not None,
+    )
+    extra = {"groups": _check_groups(groups, n_features)} if config.algorithm.uses_groups else {}
 
     if isinstance(recorder, Recorder):
         rec = recorder
     else:
         rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
-    loss = obj_spec.factory(X, y, **obj_params)
+    loss = obj_spec.factory(X, y, **config.objective_params)
     rng = np.random.default_rng(random_state)
     start = time.perf_counter()
     cancelled = False
     try:
-        sol = algo.func(loss, rec, k=k, rng=rng, **extra, **algo_params)
-        support, coef, intercept, value, reason, dense = (
-            sol.support,
-            sol.coef,
-            sol.intercept,
-            sol.value,
-            sol.reason,
-            sol.dense,
+        sol = config.algorithm.func(
+            loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
         )
     except StopRequested:
         cancelled = True
-        reason = "stopped by recorder"
-        state = loss.fit_support(sorted(replay(rec.events)[-1]) if rec.events else [])
-        support = np.array(sorted(state.support), dtype=np.intp)
-        coef, intercept, value, dense = state.coef, state.intercept, state.value, state.dense_params
-        rec.emit("stop", objective=value, support_size=len(support), reason=reason)
+        sol = Solution.of(loss.fit_support(final_support(rec.events)), "stopped by recorder")
+        rec.stopped(sol.stop_reason, objective=sol.objective, support_size=len(sol.support))
     elapsed = time.perf_counter() - start
-    n_steps = sum(e.kind in ("add", "remove", "swap") for e in rec.events)
     return SelectionResult(
-        support=support,
-        coef=coef,
-        intercept=float(intercept),
-        objective=float(value),
+        support=sol.support,
+        coef=sol.coef,
+        intercept=float(sol.intercept),
+        objective=float(sol.objective),
         trace=list(rec.events),
-        n_steps=n_steps,
-        stop_reason=reason,
+        n_steps=sum(e.kind in SUPPORT_CHANGING for e in rec.events),
+        stop_reason=sol.stop_reason,
         algorithm=algorithm,
         objective_name=objective,
-        k=k,
-        params={**obj_params, **algo_params},
+        k=config.k,
+        params=config.params,
         elapsed=elapsed,
         cancelled=cancelled,
-        dense_params=dense,
+        dense_params=sol.dense,
     )
 
 
@@ -228,20 +220,6 @@ def _is_number(v: Any) -> bool:
     return True
 
 
-def _check_k(k: Any, mode: str, algorithm: str, n_features: int) -> int | None:
-    if k is None:
-        if mode == "required":
-            raise ValueError(f"algorithm {algorithm!r} needs k, the number of features to select")
-        return None
-    if mode == "unused":
-        raise ValueError(f"algorithm {algorithm!r} does not take k")
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ValueError(f"k must be an integer between 1 and {n_features}, got {k!r}")
-    if not 1 <= int(k) <= n_features:
-        raise ValueError(f"k must be between 1 and n_features = {n_features}, got {k}")
-    return int(k)
-
-
 def _check_groups(groups: Any, n_features: int) -> np.ndarray | None:
     """Group labels as integer codes 0..G-1 (in order of first appearance), or None."""
     if groups is None:
@@ -255,7 +233,3 @@ def _check_groups(groups: Any, n_features: int) -> np.ndarray | None:
     _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))  # renumber groups by first appearance
     return order[codes].astype(np.intp)
-
-
-def describe(registry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [entry.to_dict() for entry in registry.values()]

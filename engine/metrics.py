@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .trace import Event
+from .trace import Event, membership
 
 # --------------------------------------------------------------------------- objective, errors
 
@@ -371,13 +371,8 @@ def path_order(events: Iterable[Event | Mapping[str, Any]]) -> np.ndarray:
     -------
     ndarray of int
     """
-    seen: dict[int, None] = {}  # insertion-ordered set
-    for e in events:
-        kind = e["kind"] if isinstance(e, Mapping) else e.kind
-        feature = e.get("feature") if isinstance(e, Mapping) else e.feature
-        if kind in ("add", "swap") and feature is not None:
-            seen.setdefault(int(feature), None)
-    return np.fromiter(seen, dtype=np.intp, count=len(seen))
+    order = membership(Event.from_dict(e) if isinstance(e, Mapping) else e for e in events).order
+    return np.array(order, dtype=np.intp)
 
 
 # --------------------------------------------------------------------------- helpers

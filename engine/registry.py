@@ -171,12 +171,92 @@ class ParamsOwner:
         return params_schema(f"{self.name} parameters", self.params)
 
 
+# What an objective can offer beyond the active-set interface every objective has (refit on a
+# support, forward scores, deletion costs). Objective classes list theirs in ``capabilities``.
+CAPABILITIES: dict[str, str] = {
+    "linear": "a linear model X @ coef + intercept over the columns of a feature matrix, with "
+    "its value and gradient at any point and the matrix itself (``design``)",
+    "quadratic": "a quadratic loss (least squares), for exact path algebra such as LARS",
+    "l1-path": "an l1-regularised path solver for its loss (scikit-learn's LARS or coordinate "
+    "descent for least squares, its logistic solvers for the log-loss)",
+}
+
+PATHS = {
+    "best-k": "the path may grow past k; the answer is the best size-k support along it "
+    "(Zhang 2008)",
+    "prefix": "features are only added: the support after the k-th addition is the size-k answer",
+    "backward": "features are only removed from the full model: every size is visited once",
+    "final": "the answer is where the method ends; sizes along the way are not answers",
+}
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What an algorithm needs, checked once by ``engine.check_config``.
+
+    capabilities: what it asks of the objective (keys of ``CAPABILITIES``).
+    when: capabilities needed only for some parameter values, ``{param: {value: (caps,)}}``.
+    groups: it needs a group label for every feature.
+    more_samples_than_features: it fits the full model first (n_samples > n_features).
+    check: a final check of (k, params) that raises ValueError (a stopping rule is needed...).
+    """
+
+    capabilities: frozenset[str] = frozenset()
+    when: Mapping[str, Mapping[Any, tuple[str, ...]]] = field(default_factory=dict)
+    groups: bool = False
+    more_samples_than_features: bool = False
+    check: Callable[[int | None, Mapping[str, Any]], None] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "capabilities": sorted(self.capabilities),
+            "when": {p: {str(v): list(c) for v, c in by.items()} for p, by in self.when.items()},
+            "groups": self.groups,
+            "more_samples_than_features": self.more_samples_than_features,
+        }
+
+
+@dataclass(frozen=True)
+class Traits:
+    """How an algorithm behaves, for the pages and the estimators (never for the numerics).
+
+    forward_rule: the forward score it adds by: ``obj`` (one-coordinate objective drop),
+        ``gdt`` (|gradient|), ``quad`` (quadratic approximation), ``refit`` (exact refit
+        gain), ``alone`` (gain of the feature alone); None when it does not add greedily.
+    rule_param: the parameter whose value replaces ``forward_rule`` (forward-obj's selection).
+    deletion: how it prices a deletion: ``no-refit`` (zero the coefficient) or ``refit``.
+    deletion_param: the parameter whose value replaces ``deletion``.
+    backward_param: the parameter naming its backward threshold rule, if it has one.
+    path: what the sizes along its path mean (a key of ``PATHS``).
+    default: the algorithm forms start with; compare: pre-ticked in comparisons.
+    """
+
+    forward_rule: str | None = None
+    rule_param: str | None = None
+    deletion: str | None = None
+    deletion_param: str | None = None
+    backward_param: str | None = None
+    path: str = "final"
+    default: bool = False
+    compare: bool = False
+
+    def rule(self, params: Mapping[str, Any]) -> str | None:
+        return str(params[self.rule_param]) if self.rule_param in params else self.forward_rule
+
+    def deletion_for(self, params: Mapping[str, Any]) -> str | None:
+        if self.deletion_param in params:
+            return str(params[self.deletion_param])
+        return self.deletion
+
+
 @dataclass(frozen=True)
 class AlgorithmSpec(ParamsOwner):
     """A registered algorithm.
 
     ``k`` says how the algorithm uses the target support size: ``"required"``, ``"optional"``
-    (another stopping rule may replace it) or ``"unused"``.
+    (another stopping rule may replace it) or ``"unused"``. ``family`` groups algorithms for
+    display and progress; ``requires`` and ``traits`` are what the rest of the product reads
+    instead of naming algorithms.
     """
 
     name: str
@@ -186,10 +266,14 @@ class AlgorithmSpec(ParamsOwner):
     func: Callable[..., Any]
     params: tuple[Param, ...] = ()
     k: str = "required"
-    objectives: tuple[str, ...] | None = None  # None: every objective
-    family: str = "greedy"
-    uses_groups: bool = False  # receives ``groups`` (one int label per feature, or None)
+    family: str = "forward"
+    requires: Requirements = field(default_factory=Requirements)
+    traits: Traits = field(default_factory=Traits)
     kind: ClassVar[str] = "algorithm"
+
+    @property
+    def uses_groups(self) -> bool:
+        return self.requires.groups
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -199,8 +283,10 @@ class AlgorithmSpec(ParamsOwner):
             "reference": self.reference,
             "family": self.family,
             "k": self.k,
-            "objectives": list(self.objectives) if self.objectives else None,
             "uses_groups": self.uses_groups,
+            "requires": self.requires.to_dict(),
+            "path": self.traits.path,
+            "forward_rule": self.traits.forward_rule,
             "params": [p.to_dict() for p in self.params],
             "schema": self.json_schema(),
         }
@@ -219,8 +305,12 @@ class ObjectiveSpec(ParamsOwner):
     # takes chains); returns the (data, y) its factory receives. The data must have ``shape``
     # (positions, selectable features). None: X is a matrix of features.
     check_input: Callable[[Any, Any], tuple[Any, Any]] | None = None
-    algorithms: tuple[str, ...] | None = None  # None: every algorithm
     kind: ClassVar[str] = "objective"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Declared once, by the objective's class."""
+        return frozenset(getattr(self.factory, "capabilities", ()))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,7 +319,7 @@ class ObjectiveSpec(ParamsOwner):
             "summary": self.summary,
             "reference": self.reference,
             "task": self.task,
-            "algorithms": list(self.algorithms) if self.algorithms else None,
+            "capabilities": sorted(self.capabilities),
             "params": [p.to_dict() for p in self.params],
             "schema": self.json_schema(),
         }
@@ -239,6 +329,11 @@ class ObjectiveSpec(ParamsOwner):
 class Registry:
     algorithms: dict[str, AlgorithmSpec] = field(default_factory=dict)
     objectives: dict[str, ObjectiveSpec] = field(default_factory=dict)
+
+    @property
+    def default_algorithm(self) -> str:
+        """The algorithm a form starts with."""
+        return next(n for n, s in self.algorithms.items() if s.traits.default)
 
     def algorithm(self, name: str) -> AlgorithmSpec:
         try:
@@ -265,6 +360,11 @@ def register_algorithm(**spec: Any) -> Callable[[Callable[..., Any]], Callable[.
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         entry = AlgorithmSpec(func=func, **spec)
+        named = set(entry.requires.capabilities)
+        for by_value in entry.requires.when.values():
+            named.update(*by_value.values())
+        if not named <= set(CAPABILITIES) or entry.traits.path not in PATHS:
+            raise ValueError(f"algorithm {entry.name!r}: unknown capability or path")
         if entry.name in REGISTRY.algorithms:
             raise ValueError(f"algorithm {entry.name!r} registered twice")
         REGISTRY.algorithms[entry.name] = entry

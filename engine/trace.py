@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -151,6 +151,155 @@ class Recorder:
             raise StopRequested
         return event
 
+    # One helper per kind, so that every event of a kind carries the same fields with the same
+    # meaning (``gain`` of an add is the objective drop after the refit; of a remove or check,
+    # the deletion cost that was tested against ``threshold``).
+
+    def added(
+        self,
+        feature: int,
+        *,
+        objective: float,
+        support_size: int,
+        gain: float | None = None,
+        score: float | None = None,
+        threshold: float | None = None,
+        candidates: Candidates | None = None,
+        info: dict[str, float] | None = None,
+        reason: str | None = None,
+    ) -> Event:
+        """``feature`` entered the support; ``score`` is the selection criterion it won by."""
+        return self.emit(
+            "add",
+            feature=int(feature),
+            objective=objective,
+            support_size=support_size,
+            gain=gain,
+            score=score,
+            threshold=threshold,
+            accepted=True,
+            candidates=candidates,
+            info=info or {},
+            reason=reason,
+        )
+
+    def removed(
+        self,
+        feature: int,
+        *,
+        objective: float,
+        support_size: int,
+        cost: float | None = None,
+        threshold: float | None = None,
+        score: float | None = None,
+        candidates: Candidates | None = None,
+        info: dict[str, float] | None = None,
+    ) -> Event:
+        """``feature`` left the support: its deletion ``cost`` was below ``threshold``."""
+        return self.emit(
+            "remove",
+            feature=int(feature),
+            objective=objective,
+            support_size=support_size,
+            gain=cost,
+            score=score,
+            threshold=threshold,
+            accepted=True,
+            candidates=candidates,
+            info=info or {},
+        )
+
+    def checked(
+        self,
+        feature: int | None,
+        *,
+        objective: float,
+        support_size: int,
+        cost: float,
+        threshold: float,
+        feature_out: int | None = None,
+        candidates: Candidates | None = None,
+        info: dict[str, float] | None = None,
+        reason: str | None = None,
+    ) -> Event:
+        """A move was tested and refused: its ``cost`` was not below ``threshold``. For a
+        backward check, ``feature`` is the cheapest deletion; for a refused swap, ``feature``
+        would have entered and ``feature_out`` left."""
+        return self.emit(
+            "check",
+            feature=None if feature is None else int(feature),
+            feature_out=None if feature_out is None else int(feature_out),
+            objective=objective,
+            support_size=support_size,
+            gain=cost,
+            threshold=threshold,
+            accepted=False,
+            candidates=candidates,
+            info=info or {},
+            reason=reason,
+        )
+
+    def swapped(
+        self,
+        feature_in: int,
+        feature_out: int,
+        *,
+        objective: float,
+        support_size: int,
+        gain: float | None = None,
+        score: float | None = None,
+        threshold: float | None = None,
+        info: dict[str, float] | None = None,
+    ) -> Event:
+        """``feature_in`` replaced ``feature_out`` in one step."""
+        return self.emit(
+            "swap",
+            feature=int(feature_in),
+            feature_out=int(feature_out),
+            objective=objective,
+            support_size=support_size,
+            gain=gain,
+            score=score,
+            threshold=threshold,
+            accepted=True,
+            info=info or {},
+        )
+
+    def iterated(
+        self,
+        *,
+        objective: float,
+        support_size: int,
+        feature: int | None = None,
+        gain: float | None = None,
+        score: float | None = None,
+        info: dict[str, float] | None = None,
+    ) -> Event:
+        """An iteration that left the support as it was (``feature``: the coordinate it
+        moved, if one)."""
+        return self.emit(
+            "iterate",
+            feature=None if feature is None else int(feature),
+            objective=objective,
+            support_size=support_size,
+            gain=gain,
+            score=score,
+            info=info or {},
+        )
+
+    def stopped(
+        self,
+        reason: str,
+        *,
+        objective: float,
+        support_size: int,
+        info: dict[str, float] | None = None,
+    ) -> Event:
+        """The run ended; ``reason`` says why."""
+        return self.emit(
+            "stop", objective=objective, support_size=support_size, reason=reason, info=info or {}
+        )
+
     def candidates(
         self, features: np.ndarray, scores: np.ndarray, *, largest_first: bool = True
     ) -> Candidates | None:
@@ -169,46 +318,153 @@ class Recorder:
 
 
 # --------------------------------------------------------------------------- path analysis
+# Every reading of a trace as a path (the support after each event, when each feature was in,
+# Zhang's best size-k support) comes from ``_walk``, the one replay of the events.
+
+
+def _walk(events: Iterable[Event]) -> Iterator[tuple[Event, tuple[int, ...]]]:
+    """Each event with the support after it, features in order of admission."""
+    support: list[int] = []
+    for e in events:
+        if e.kind == "add":
+            support.append(_need(e.feature, e))
+        elif e.kind == "remove":
+            _drop(support, _need(e.feature, e), e)
+        elif e.kind == "swap":
+            _drop(support, _need(e.feature_out, e), e)
+            support.append(_need(e.feature, e))
+        yield e, tuple(support)
+
+
+def _drop(support: list[int], j: int, e: Event) -> None:
+    if j not in support:
+        raise KeyError(f"event {e.step} ({e.kind}) takes out feature {j}, which is not selected")
+    support.remove(j)
 
 
 def replay(events: Iterable[Event]) -> list[frozenset[int]]:
     """Support after every event, in order (one entry per event)."""
-    support: set[int] = set()
-    out: list[frozenset[int]] = []
-    for e in events:
-        if e.kind == "add":
-            support.add(_need(e.feature, e))
-        elif e.kind == "remove":
-            support.remove(_need(e.feature, e))
-        elif e.kind == "swap":
-            support.remove(_need(e.feature_out, e))
-            support.add(_need(e.feature, e))
-        out.append(frozenset(support))
-    return out
+    return [frozenset(s) for _, s in _walk(events)]
+
+
+def supports_in_order(events: Iterable[Event]) -> list[list[int]]:
+    """Support after every event, its features in order of admission."""
+    return [list(s) for _, s in _walk(events)]
 
 
 def final_support(events: Iterable[Event]) -> np.ndarray:
-    supports = replay(events)
+    supports = supports_in_order(events)
     return np.array(sorted(supports[-1]) if supports else [], dtype=np.intp)
 
 
-def best_along_path(events: Sequence[Event]) -> dict[int, tuple[frozenset[int], float, int]]:
+@dataclass(frozen=True)
+class Membership:
+    """When each feature was in the support: ``segments[j]`` lists ``(start, end)`` event
+    steps, ``end`` None while the feature is still in at the last event; ``order`` lists the
+    features in order of first admission."""
+
+    order: list[int]
+    segments: dict[int, list[tuple[int, int | None]]]
+
+
+def membership(events: Iterable[Event]) -> Membership:
+    order: list[int] = []
+    segments: dict[int, list[tuple[int, int | None]]] = {}
+    open_at: dict[int, int] = {}
+    before: frozenset[int] = frozenset()
+    for e, support in _walk(events):
+        now = frozenset(support)
+        for j in before - now:
+            segments[j].append((open_at.pop(j), e.step))
+        for j in support:
+            if j not in before:
+                if j not in segments:
+                    order.append(j)
+                    segments[j] = []
+                open_at[j] = e.step
+        before = now
+    for j, start in open_at.items():
+        segments[j].append((start, None))
+    return Membership(order, segments)
+
+
+def best_along_path(events: Iterable[Event]) -> dict[int, tuple[frozenset[int], float, int]]:
     """Zhang's "best k features along the path", for every size k the path visited.
 
     Returns ``{k: (support, objective, step)}`` with the support of size k that had the smallest
-    objective after a support-changing event (the first such step on ties).
+    objective after a support-changing event (the first such step on ties); events whose
+    objective is not a number are passed over.
     """
     best: dict[int, tuple[frozenset[int], float, int]] = {}
-    for e, support in zip(events, replay(events), strict=True):
-        if e.kind not in SUPPORT_CHANGING:
+    for e, support in _walk(events):
+        if e.kind not in SUPPORT_CHANGING or math.isnan(e.objective):
             continue
         k = len(support)
         if k not in best or e.objective < best[k][1]:
-            best[k] = (support, e.objective, e.step)
+            best[k] = (frozenset(support), e.objective, e.step)
     return best
 
 
+def answer_step(events: Sequence[Event], k: int | None) -> int | None:
+    """The step where the size-k answer was found, when the path went on past it (the final
+    support differs from the best size-k support along the path); None otherwise."""
+    if not k or not events:
+        return None
+    best = best_along_path(events).get(k)
+    if best is None:
+        return None
+    return best[2] if replay(events)[-1] != best[0] else None
+
+
 # --------------------------------------------------------------------------- JSON
+
+
+_NUMBER = {
+    "anyOf": [{"type": "number"}, {"type": "string", "enum": ["nan", "inf", "-inf"]}],
+    "description": "A number; JSON has no NaN or infinity, so those travel as strings.",
+}
+
+
+def _nullable(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}], "description": description}
+
+
+# The JSON form of ``Event.to_dict()``, for the API's schema; kept beside the code it describes.
+EVENT_JSON_SCHEMA: dict[str, Any] = {
+    "title": "TraceEvent",
+    "type": "object",
+    "required": ["step", "kind", "objective", "support_size"],
+    "properties": {
+        "step": {"type": "integer", "minimum": 0, "description": "Position in the trace."},
+        "kind": {"type": "string", "enum": list(EVENT_KINDS)},
+        "objective": {**_NUMBER, "description": "Objective value after the step."},
+        "support_size": {"type": "integer", "minimum": 0},
+        "feature": _nullable(
+            {"type": "integer"}, "Feature added, removed, swapped in or tested (column index)."
+        ),
+        "feature_out": _nullable({"type": "integer"}, "Feature swapped out."),
+        "gain": _nullable(
+            _NUMBER, "add: objective decrease after the refit; remove/check: deletion cost."
+        ),
+        "score": _nullable(_NUMBER, "The selection criterion of the chosen feature."),
+        "threshold": _nullable(_NUMBER, "The bound the gain or cost was compared with."),
+        "accepted": _nullable({"type": "boolean"}, "False for a refused move (check)."),
+        "reason": _nullable({"type": "string"}, "Why the run stopped (stop events)."),
+        "info": {"type": "object", "additionalProperties": _NUMBER},
+        "candidates": _nullable(
+            {
+                "type": "object",
+                "required": ["features", "scores", "n_total"],
+                "properties": {
+                    "features": {"type": "array", "items": {"type": "integer"}},
+                    "scores": {"type": "array", "items": _NUMBER},
+                    "n_total": {"type": "integer", "minimum": 0},
+                },
+            },
+            "Scores behind the decision, best first (teaching mode).",
+        ),
+    },
+}
 
 
 def to_json(events: Iterable[Event]) -> str:

@@ -2,18 +2,15 @@
 
 A backend carries ids only; runs live in the database. ``submit`` is a hint that a run is
 queued (workers also find queued runs by themselves), so a lost hint delays a run but never
-loses it. A distributed backend (e.g. Procrastinate on PostgreSQL) implements the same four
-methods and has its task claim the run and call ``app.jobs.tasks.run_job``.
+loses it. Every backend has its workers claim the run and call ``app.jobs.tasks.run_job``.
+
+This module is the interface alone: the services that submit runs import it, and it imports
+nothing of theirs (``app.jobs.factory`` builds the configured backend).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
-
-from sqlalchemy import Engine
-
-from ..config import Settings
-from .inprocess import InProcessBackend
 
 
 class JobBackend(Protocol):
@@ -28,9 +25,3 @@ class JobBackend(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """State for /healthz."""
-
-
-def make_backend(settings: Settings, engine: Engine) -> JobBackend:
-    # Settings.job_backend only admits the names listed here.
-    backends = {"inprocess": InProcessBackend}
-    return backends[settings.job_backend](settings, engine)

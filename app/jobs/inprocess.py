@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from ..config import Settings
-from ..db import make_engine
+from ..db import make_db
 from . import lease
 from .tasks import JobContext, run_job
 
@@ -65,7 +65,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     # Ctrl+C reaches the whole process group; the supervisor decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
-    db = make_engine(config.database_url)
+    db = make_db(config.database_url)
     name = f"{socket.gethostname()}:{os.getpid()}"
     parent = os.getppid()
     try:
@@ -85,7 +85,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
 
 def _context(config: WorkerConfig, db: Engine, held: lease.Claim, stop: Event) -> JobContext:
     return JobContext(
-        engine=db,
+        db=db,
         data_dir=config.data_dir,
         claim=held,
         batch_events=config.batch_events,
@@ -103,9 +103,9 @@ def _wait(wake: Queue, seconds: float) -> None:
 
 
 class InProcessBackend:
-    def __init__(self, settings: Settings, engine: Engine) -> None:
+    def __init__(self, settings: Settings, db: Engine) -> None:
         self.settings = settings
-        self.engine = engine
+        self.db = db
         self._mp = mp.get_context("spawn")  # fork would copy the web process's threads and locks
         self._wake: Queue = self._mp.Queue()
         self._stop = self._mp.Event()
@@ -180,7 +180,7 @@ class InProcessBackend:
     def _reap(self) -> None:
         try:
             requeued = lease.requeue_stale(
-                self.engine, self.settings.stale_after_seconds, self.settings.max_attempts
+                self.db, self.settings.stale_after_seconds, self.settings.max_attempts
             )
         except Exception:  # a busy database: the next round tries again
             log.exception("requeueing stale runs failed")

@@ -36,11 +36,11 @@ class LeaseLost(Exception):
     """The run is no longer held by this claim (requeued after a stale heartbeat)."""
 
 
-def claim(engine: Engine, run_id: int, worker: str) -> Claim | None:
+def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
     """Take the queued run ``run_id``; None when it is not queued (any more)."""
     token = uuid.uuid4().hex
     now = utcnow()
-    with engine.begin() as conn:
+    with db.begin() as conn:
         row = conn.execute(
             update(Run)
             .where(Run.id == run_id, Run.status == RunStatus.queued)
@@ -61,23 +61,23 @@ def claim(engine: Engine, run_id: int, worker: str) -> Claim | None:
     return Claim(run_id=run_id, token=token, attempt=row.attempt)
 
 
-def claim_next(engine: Engine, worker: str) -> Claim | None:
+def claim_next(db: Engine, worker: str) -> Claim | None:
     """Take the oldest queued run, if any."""
     while True:
-        with engine.connect() as conn:
+        with db.connect() as conn:
             run_id = conn.execute(
                 select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
             ).scalar()
         if run_id is None:
             return None
-        taken = claim(engine, run_id, worker)
+        taken = claim(db, run_id, worker)
         if taken is not None:
             return taken
         # Another worker won it, or it was cancelled meanwhile: look again.
 
 
 def beat(
-    engine: Engine,
+    db: Engine,
     held: Claim,
     progress: float | None = None,
     events: Sequence[dict[str, Any]] = (),
@@ -89,7 +89,7 @@ def beat(
     values: dict[str, Any] = {"heartbeat_at": utcnow()}
     if progress is not None:
         values["progress"] = progress
-    with engine.begin() as conn:
+    with db.begin() as conn:
         row = conn.execute(
             update(Run)
             .where(Run.id == held.run_id, Run.claim_token == held.token)
@@ -104,7 +104,7 @@ def beat(
 
 
 def finish(
-    engine: Engine,
+    db: Engine,
     held: Claim,
     status: RunStatus,
     *,
@@ -124,7 +124,7 @@ def finish(
     }
     if status == RunStatus.done:
         values["progress"] = 1.0
-    with engine.begin() as conn:
+    with db.begin() as conn:
         updated = conn.execute(
             update(Run).where(Run.id == held.run_id, Run.claim_token == held.token).values(**values)
         ).rowcount
@@ -134,10 +134,10 @@ def finish(
             conn.execute(insert(TraceEvent), list(events))
 
 
-def release(engine: Engine, held: Claim) -> None:
+def release(db: Engine, held: Claim) -> None:
     """Give the run back to the queue (the worker is shutting down); its trace goes at the
     next claim."""
-    with engine.begin() as conn:
+    with db.begin() as conn:
         conn.execute(
             update(Run)
             .where(Run.id == held.run_id, Run.claim_token == held.token)
@@ -145,14 +145,14 @@ def release(engine: Engine, held: Claim) -> None:
         )
 
 
-def requeue_stale(engine: Engine, stale_after: float, max_attempts: int) -> int:
+def requeue_stale(db: Engine, stale_after: float, max_attempts: int) -> int:
     """Recover the runs of dead workers; return how many went back to the queue."""
     now = utcnow()
     stale = (Run.status == RunStatus.running) & (
         Run.heartbeat_at < now - timedelta(seconds=stale_after)
     )
     ended = {"claim_token": None, "finished_at": now}
-    with engine.begin() as conn:
+    with db.begin() as conn:
         conn.execute(
             update(Run)
             .where(stale, Run.cancel_requested)

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-import engine as fs
+import engine
 from engine.trace import SUPPORT_CHANGING, Event
 
 from .. import storage
@@ -44,7 +44,7 @@ class JobContext:
     batches and heartbeats); ``shutdown`` says the worker itself is stopping.
     """
 
-    engine: Engine
+    db: Engine
     data_dir: Path
     claim: lease.Claim
     batch_events: int = 50
@@ -60,59 +60,40 @@ class JobContext:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """The run and data-set fields a job reads, detached from any database session."""
+    """The run and its data set as rows detached from any database session (a job holds no
+    connection while the engine works)."""
 
-    algorithm: str
-    objective: str
-    k: int | None
-    params: dict[str, Any]
-    record_candidates: bool
-    test_fraction: float | None
-    seed: int
-    file: str
-    feature_names: list[str]
-    task: str
-    true_support: list[int] | None
-    groups: list[str] | None
+    run: Run
+    dataset: Dataset
 
     @classmethod
     def load(cls, db: Engine, run_id: int) -> JobSpec:
         with Session(db) as session:
             run = session.get(Run, run_id)
             dataset = session.get(Dataset, run.dataset_id)
-            return cls(
-                algorithm=run.algorithm,
-                objective=run.objective,
-                k=run.k,
-                params=dict(run.params),
-                record_candidates=run.record_candidates,
-                test_fraction=run.test_fraction,
-                seed=run.seed,
-                file=dataset.file,
-                feature_names=list(dataset.feature_names),
-                task=dataset.task,
-                true_support=dataset.true_support,
-                groups=dataset.groups,
-            )
+            session.expunge_all()
+        return cls(run, dataset)
 
 
 @dataclass
 class ProgressMeter:
-    """Fraction done, from the events so far: forward-backward paths count steps against
-    max_steps (default 5k), backward elimination the features removed, other methods the
-    support size against k; without k, 0 until the end."""
+    """Fraction done, from the events so far, as the engine's ``Config.progress`` reads them."""
 
-    family: str
-    k: int | None
-    n_features: int
-    max_steps: int | None
-    steps: int = 0
+    config: engine.Config
+    steps: int = 0  # support-changing events so far
     size: int | None = None  # support size after the latest event; None before the first
 
     @classmethod
     def for_job(cls, job: JobSpec) -> ProgressMeter:
-        family = fs.ALGORITHMS[job.algorithm].family
-        return cls(family, job.k, len(job.feature_names), job.params.get("max_steps"))
+        run = job.run
+        config = engine.check_config(
+            run.algorithm,
+            run.objective,
+            k=run.k,
+            params=run.params,
+            n_features=job.dataset.n_features,
+        )
+        return cls(config)
 
     def observe(self, event: Event) -> None:
         self.steps += event.kind in SUPPORT_CHANGING
@@ -120,18 +101,7 @@ class ProgressMeter:
 
     @property
     def progress(self) -> float:
-        if self.size is None:
-            return 0.0
-        path_length = self.max_steps or (5 * self.k if self.k else None)  # Zhang's 5k
-        if self.family == "forward-backward" and path_length:
-            done = self.steps / path_length
-        elif self.family == "backward" and self.k is not None and self.n_features > self.k:
-            done = (self.n_features - self.size) / (self.n_features - self.k)
-        elif self.k:
-            done = self.size / self.k
-        else:
-            done = 0.0
-        return min(max(done, 0.0), 0.99)  # 1.0 only when the result is stored
+        return self.config.progress(self.steps, self.size)
 
 
 @dataclass
@@ -166,7 +136,7 @@ class TraceWriter:
             return
         try:
             self.ctx.cancel_requested = lease.beat(
-                self.ctx.engine, self.ctx.claim, self.meter.progress, rows
+                self.ctx.db, self.ctx.claim, self.meter.progress, rows
             )
         except lease.LeaseLost:
             self.ctx.lost = True
@@ -184,7 +154,7 @@ def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
     def beat() -> None:
         while not stop.wait(ctx.heartbeat_seconds) and not ctx.lost:
             try:
-                ctx.cancel_requested = lease.beat(ctx.engine, ctx.claim, meter.progress)
+                ctx.cancel_requested = lease.beat(ctx.db, ctx.claim, meter.progress)
             except lease.LeaseLost:
                 ctx.lost = True
             except Exception:  # a busy database: the next beat may get through
@@ -201,7 +171,7 @@ def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
 
 def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     """Run a claimed run to its end; return the status stored (None: the claim was lost)."""
-    job = JobSpec.load(ctx.engine, run_id)
+    job = JobSpec.load(ctx.db, run_id)
     meter = ProgressMeter.for_job(job)
     writer = TraceWriter(ctx, meter)
     result: RunResult | None = None
@@ -216,12 +186,12 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     if ctx.lost:
         return None
     if stopped and not ctx.cancel_requested:  # stopped for the worker's shutdown
-        lease.release(ctx.engine, ctx.claim)
+        lease.release(ctx.db, ctx.claim)
         return RunStatus.queued
     status = RunStatus.failed if error else RunStatus.cancelled if stopped else RunStatus.done
     try:
         lease.finish(
-            ctx.engine,
+            ctx.db,
             ctx.claim,
             status,
             result=result.model_dump() if result else None,
@@ -235,27 +205,28 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
 
 def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     """Run the engine; return the summary and whether the recorder stopped it early."""
-    arrays = storage.load_arrays(writer.ctx.data_dir, job.file)
+    run, dataset = job.run, job.dataset
+    arrays = storage.load_arrays(writer.ctx.data_dir, dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
-    train, test = split_rows(y, job.task, job.test_fraction, job.seed)
-    result = fs.select(
+    train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
+    result = engine.select(
         X[train],
         y[train],
-        algorithm=job.algorithm,
-        objective=job.objective,
-        k=job.k,
-        groups=job.groups,
+        algorithm=run.algorithm,
+        objective=run.objective,
+        k=run.k,
+        groups=dataset.groups,
         recorder=writer,
-        random_state=job.seed,
-        record_candidates=job.record_candidates,
-        **job.params,
+        random_state=run.seed,
+        record_candidates=run.record_candidates,
+        **run.params,
     )
     summary = summarise(
         result,
-        names=job.feature_names,
-        task=fs.OBJECTIVES[job.objective].task,
+        names=dataset.feature_names,
+        task=engine.OBJECTIVES[run.objective].task,
         train=(X[train], y[train]),
         test=(X[test], y[test]) if test is not None else None,
-        true_support=job.true_support,
+        true_support=dataset.true_support,
     )
     return summary, result.cancelled

@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 
+from ..db import ping
 from ..deps import BackendDep, SessionDep, require_api_key
 from . import catalog, datasets, runs
 
@@ -27,7 +27,7 @@ health_router = APIRouter(tags=["health"])
 def healthz(session: SessionDep, backend: BackendDep) -> Any:
     """Liveness and readiness: the database answers, and the job workers' state."""
     try:
-        session.exec(text("SELECT 1"))
+        ping(session)
     except Exception as exc:  # any failure means not ready; say which
         return JSONResponse({"status": "unavailable", "database": str(exc)}, status_code=503)
     return {"status": "ok", "database": "ok", "jobs": backend.describe()}

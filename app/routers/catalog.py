@@ -6,8 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter
 
-import engine as fs
-
 from ..services import catalog
 
 router = APIRouter(tags=["catalog"])
@@ -16,7 +14,7 @@ router = APIRouter(tags=["catalog"])
 @router.get("/algorithms")
 def list_algorithms() -> list[dict[str, Any]]:
     """Every algorithm, its parameters and a JSON schema of them (for ``params``)."""
-    return [spec.to_dict() for spec in fs.ALGORITHMS.values()]
+    return catalog.algorithm_list()
 
 
 @router.get("/objectives")

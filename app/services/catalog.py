@@ -1,4 +1,4 @@
-"""The part of the engine the app can run.
+"""The part of the engine the app can run, and what each algorithm can do on a data set.
 
 The app's data sets are feature tables with a regression or classification target. The engine
 also has an objective and a generator for other data: the linear-chain CRF and its chains
@@ -9,20 +9,22 @@ the app lists what it can run and says why when asked for the rest.
 
 from __future__ import annotations
 
-import engine as fs
+from typing import Any
+
+import engine
 from engine import datasets as generators
 
-from ..models import Task
+from ..models import Dataset, Task
 
 TABLE_TASKS = frozenset(t.value for t in Task)
 
-OBJECTIVES = {name: s for name, s in fs.OBJECTIVES.items() if s.task in TABLE_TASKS}
+OBJECTIVES = {name: s for name, s in engine.OBJECTIVES.items() if s.task in TABLE_TASKS}
 GENERATORS = {name: s for name, s in generators.GENERATORS.items() if s.task in TABLE_TASKS}
 
 
 def engine_only(kind: str, name: str) -> str | None:
     """Why the engine's objective or generator ``name`` cannot be used here, or None."""
-    registry = fs.OBJECTIVES if kind == "objective" else generators.GENERATORS
+    registry = engine.OBJECTIVES if kind == "objective" else generators.GENERATORS
     spec = registry.get(name)
     if spec is None or spec.task in TABLE_TASKS:
         return None
@@ -32,3 +34,54 @@ def engine_only(kind: str, name: str) -> str | None:
         "app's data sets are tables, so use it through the engine: engine.select(X_chains, "
         "y_chains, objective='crf', ...)"
     )
+
+
+def algorithm_list() -> list[dict[str, Any]]:
+    return [spec.to_dict() for spec in engine.ALGORITHMS.values()]
+
+
+def default_objective(dataset: Dataset) -> str:
+    return "logistic" if dataset.task == Task.classification else "least_squares"
+
+
+def default_k(dataset: Dataset) -> int:
+    if dataset.true_support:
+        return min(len(dataset.true_support), dataset.n_features)
+    return min(5, dataset.n_features)
+
+
+def blocked_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | None:
+    """Why the algorithm cannot run with its defaults on this data set (the engine's own check,
+    in a few words for a form), or None."""
+    required = [p.name for p in algorithm.params if p.required]
+    if required:
+        return f"needs {', '.join(required)}"
+    try:
+        engine.check_config(
+            algorithm.name,
+            default_objective(dataset),
+            k=default_k(dataset) if algorithm.k != "unused" else None,
+            n_samples=dataset.n_samples,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+            task=dataset.task,
+        )
+    except engine.ConfigError as exc:
+        if exc.field == "groups":
+            return "needs feature groups"
+        if exc.field == "algorithm" and algorithm.requires.more_samples_than_features:
+            return "needs more rows than features"
+        return str(exc)
+    return None
+
+
+def compare_choices(dataset: Dataset) -> list[dict[str, Any]]:
+    """Every algorithm for the compare form: blocked with a reason, or pre-ticked."""
+    return [
+        {
+            **spec.to_dict(),
+            "blocked": blocked_reason(spec, dataset),
+            "checked": spec.traits.compare,
+        }
+        for spec in engine.ALGORITHMS.values()
+    ]

@@ -5,8 +5,8 @@ Every figure names features (never indices), titles its axes, keeps a legend, an
 Okabe-Ito colour-blind-safe palette; additions and deletions differ by marker shape too
 (triangle up / cross), so the charts read in greyscale and for colour-blind readers.
 
-Events are the dicts of ``engine.Event.to_dict`` as stored in the trace table (non-finite
-numbers arrive as the strings "nan", "inf", "-inf").
+Events are ``engine.Event`` objects; how a trace reads as a path (supports, membership, the
+best support of each size) comes from ``engine.trace``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from engine import metrics
-from engine.trace import Event, best_along_path
+from engine.trace import Event, best_along_path, membership, replay
 
 Figure = dict[str, Any]
-EventDict = dict[str, Any]
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE, VERMILLION, GREEN, ORANGE = "#0072B2", "#D55E00", "#009E73", "#E69F00"
@@ -157,132 +156,59 @@ def cursor_shapes(x: float, x_max: float) -> list[dict[str, Any]]:
     ]
 
 
-def as_events(events: Iterable[EventDict]) -> list[Event]:
-    return [Event.from_dict(e) for e in events]
-
-
-# --------------------------------------------------------------------------- path analysis
-
-
-@dataclass
-class Membership:
-    """When each feature was in the support: segments [start, end) in event steps."""
-
-    order: list[int]  # features in order of first admission
-    segments: dict[int, list[tuple[int, int | None]]]  # None: still in at the end
-
-
-def membership(events: Sequence[EventDict]) -> Membership:
-    order: list[int] = []
-    open_at: dict[int, int] = {}
-    segments: dict[int, list[tuple[int, int | None]]] = {}
-
-    def enter(j: int, step: int) -> None:
-        if j not in segments:
-            order.append(j)
-            segments[j] = []
-        open_at[j] = step
-
-    def leave(j: int, step: int) -> None:
-        if j in open_at:
-            segments[j].append((open_at.pop(j), step))
-
-    for e in events:
-        kind, step = e["kind"], int(e["step"])
-        if kind == "add" and e.get("feature") is not None:
-            enter(int(e["feature"]), step)
-        elif kind == "remove" and e.get("feature") is not None:
-            leave(int(e["feature"]), step)
-        elif kind == "swap":
-            if e.get("feature_out") is not None:
-                leave(int(e["feature_out"]), step)
-            if e.get("feature") is not None:
-                enter(int(e["feature"]), step)
-    for j, start in open_at.items():
-        segments[j].append((start, None))
-    return Membership(order, segments)
-
-
-def best_by_size(events: Sequence[EventDict]) -> dict[int, tuple[list[int], float, int]]:
-    """``{k: (support, objective, step)}``: Zhang's best size-k support along the path."""
-    best = best_along_path(as_events(events))
-    return {
-        k: (sorted(support), value, step)
-        for k, (support, value, step) in best.items()
-        if num(value) is not None
-    }
-
-
-def event_text(e: EventDict, names: Sequence[str]) -> str:
+def event_text(e: Event, names: Sequence[str]) -> str:
     """One line for the player: what this event did."""
-    kind = e["kind"]
-    f = feature_name(names, e.get("feature"))
-    if kind == "add":
-        return f"add {f} (objective falls by {fmt(e.get('gain'))})"
-    if kind == "remove":
+    f = feature_name(names, e.feature)
+    if e.kind == "add":
+        return f"add {f} (objective falls by {fmt(e.gain)})"
+    if e.kind == "remove":
+        return f"delete {f} (costs {fmt(e.gain)}, below the threshold {fmt(e.threshold)})"
+    if e.kind == "check":
         return (
-            f"delete {f} (costs {fmt(e.get('gain'))}, below the threshold "
-            f"{fmt(e.get('threshold'))})"
+            f"backward check: deleting {f} would cost {fmt(e.gain)}, not below "
+            f"{fmt(e.threshold)}; nothing deleted"
         )
-    if kind == "check":
-        return (
-            f"backward check: deleting {f} would cost {fmt(e.get('gain'))}, not below "
-            f"{fmt(e.get('threshold'))}; nothing deleted"
-        )
-    if kind == "swap":
-        return f"swap: {f} in, {feature_name(names, e.get('feature_out'))} out"
-    if kind == "iterate":
+    if e.kind == "swap":
+        return f"swap: {f} in, {feature_name(names, e.feature_out)} out"
+    if e.kind == "iterate":
         return "iteration (support unchanged)"
-    if kind == "stop":
-        return f"stop: {e.get('reason') or 'done'}"
-    return kind
+    if e.kind == "stop":
+        return f"stop: {e.reason or 'done'}"
+    return e.kind
 
 
-def player_frames(events: Sequence[EventDict], names: Sequence[str]) -> dict[str, Any]:
+def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, Any]:
     """What the trace player steps through: one frame per event (iterate events thinned when
-    there are more than MAX_FRAMES), each pointing at the support after it."""
+    there are more than MAX_FRAMES), each pointing at the support after it (supports are
+    listed once each time they change)."""
     keep = _thin(events)
     supports: list[list[int]] = []
     frames: list[dict[str, Any]] = []
-    support: set[int] = set()
-    changed = True
-    for i, e in enumerate(events):
-        kind = e["kind"]
-        if kind == "add" and e.get("feature") is not None:
-            support.add(int(e["feature"]))
-            changed = True
-        elif kind == "remove" and e.get("feature") is not None:
-            support.discard(int(e["feature"]))
-            changed = True
-        elif kind == "swap":
-            if e.get("feature_out") is not None:
-                support.discard(int(e["feature_out"]))
-            if e.get("feature") is not None:
-                support.add(int(e["feature"]))
-            changed = True
-        if not keep[i]:
+    last: frozenset[int] | None = None
+    for e, support, kept in zip(events, replay(events), keep, strict=True):
+        if not kept:
             continue
-        if changed:
+        if support != last:
             supports.append(sorted(support))
-            changed = False
+            last = support
         frames.append(
             {
-                "step": int(e["step"]),
-                "kind": kind,
+                "step": e.step,
+                "kind": e.kind,
                 "text": event_text(e, names),
-                "objective": num(e.get("objective")),
-                "size": int(e.get("support_size") or 0),
+                "objective": num(e.objective),
+                "size": e.support_size,
                 "support": len(supports) - 1,
             }
         )
     return {"names": list(names), "supports": supports, "frames": frames}
 
 
-def _thin(events: Sequence[EventDict]) -> list[bool]:
+def _thin(events: Sequence[Event]) -> list[bool]:
     n = len(events)
     if n <= MAX_FRAMES:
         return [True] * n
-    iterates = [i for i, e in enumerate(events) if e["kind"] == "iterate"]
+    iterates = [i for i, e in enumerate(events) if e.kind == "iterate"]
     budget = max(MAX_FRAMES - (n - len(iterates)), 1)
     stride = math.ceil(len(iterates) / budget)
     dropped = {i for pos, i in enumerate(iterates) if pos % stride}
@@ -293,7 +219,7 @@ def _thin(events: Sequence[EventDict]) -> list[bool]:
 
 
 def path_figure(
-    events: Sequence[EventDict],
+    events: Sequence[Event],
     names: Sequence[str],
     *,
     true_support: Iterable[int] | None = None,
@@ -305,7 +231,7 @@ def path_figure(
     it was added, a vermillion cross where it was deleted."""
     if not events:
         return empty_figure(title, "No steps recorded yet.")
-    last = int(events[-1]["step"])
+    last = events[-1].step
     member = membership(events)
     rows = member.order
     note = ""
@@ -345,7 +271,7 @@ def path_figure(
     ]
     shown_rows = set(rows)
 
-    def markers(style: dict[str, str], picks: list[tuple[EventDict, int]], visible=True):
+    def markers(style: dict[str, str], picks: list[tuple[Event, int]], visible=True):
         picks = [(e, j) for e, j in picks if j in shown_rows]
         if not picks:
             return
@@ -354,7 +280,7 @@ def path_figure(
                 "type": "scatter",
                 "mode": "markers",
                 "name": style["label"],
-                "x": [int(e["step"]) for e, _ in picks],
+                "x": [e.step for e, _ in picks],
                 "y": [label[j] for _, j in picks],
                 "marker": {
                     "color": style["color"],
@@ -362,14 +288,14 @@ def path_figure(
                     "size": 12,
                     "line": {"width": 1.5, "color": style["color"]},
                 },
-                "text": [f"step {e['step']}: {event_text(e, names)}" for e, _ in picks],
+                "text": [f"step {e.step}: {event_text(e, names)}" for e, _ in picks],
                 "hoverinfo": "text",
                 "visible": True if visible else "legendonly",
             }
         )
 
-    def pick(kind: str, key: str = "feature") -> list[tuple[EventDict, int]]:
-        return [(e, int(e[key])) for e in events if e["kind"] == kind and e.get(key) is not None]
+    def pick(kind: str, key: str = "feature") -> list[tuple[Event, int]]:
+        return [(e, getattr(e, key)) for e in events if e.kind == kind]
 
     markers(ADD, pick("add"))
     markers(REMOVE, pick("remove"))
@@ -434,7 +360,7 @@ def _best_note(step: int, k: int | None) -> dict[str, Any]:
 
 
 def objective_step_figure(
-    events: Sequence[EventDict],
+    events: Sequence[Event],
     *,
     best_step: int | None = None,
     k: int | None = None,
@@ -443,8 +369,8 @@ def objective_step_figure(
 ) -> Figure:
     if not events:
         return empty_figure(title, "No steps recorded yet.")
-    steps = [int(e["step"]) for e in events]
-    values = [num(e.get("objective")) for e in events]
+    steps = [e.step for e in events]
+    values = [num(e.objective) for e in events]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -470,14 +396,14 @@ def objective_step_figure(
 
 
 def _event_markers(
-    events: Sequence[EventDict], xs: Sequence[float], values: Sequence[float], hover: str
+    events: Sequence[Event], xs: Sequence[float], values: Sequence[float], hover: str
 ) -> list[dict[str, Any]]:
     """One marker trace per support-changing kind (add, remove, swap) at (xs, values); each
     point carries its step as customdata. ``hover`` is a Plotly template in which ``{label}``
     names the kind."""
     traces = []
     for style, kind in ((ADD, "add"), (REMOVE, "remove"), (SWAP_IN, "swap")):
-        idx = [i for i, e in enumerate(events) if e["kind"] == kind]
+        idx = [i for i, e in enumerate(events) if e.kind == kind]
         if not idx:
             continue
         traces.append(
@@ -487,7 +413,7 @@ def _event_markers(
                 "name": style["label"],
                 "x": [xs[i] for i in idx],
                 "y": [values[i] for i in idx],
-                "customdata": [int(events[i]["step"]) for i in idx],
+                "customdata": [events[i].step for i in idx],
                 "marker": {
                     "color": style["color"],
                     "symbol": style["symbol"],
@@ -501,14 +427,14 @@ def _event_markers(
 
 
 def objective_size_figure(
-    events: Sequence[EventDict], *, k: int | None = None, title: str = "Objective by support size"
+    events: Sequence[Event], *, k: int | None = None, title: str = "Objective by support size"
 ) -> Figure:
     """The path in (support size, objective) space; Zhang's best objective at each size; the
     player's current point is the last trace (moved with ``Plotly.restyle``)."""
     if not events:
         return empty_figure(title, "No steps recorded yet.")
-    sizes = [int(e.get("support_size") or 0) for e in events]
-    values = [num(e.get("objective")) for e in events]
+    sizes = [e.support_size for e in events]
+    values = [num(e.objective) for e in events]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -526,7 +452,7 @@ def objective_size_figure(
         values,
         "step %{customdata}: {label}<br>size %{x}, objective %{y:.5g}<extra></extra>",
     )
-    best = best_by_size(events)
+    best = best_along_path(events)
     if best:
         ks = sorted(best)
         data.append(
@@ -673,7 +599,7 @@ class Roc:
 
 
 def roc_of(
-    events: Sequence[EventDict], true_support: Sequence[int], n_features: int, label: str
+    events: Sequence[Event], true_support: Sequence[int], n_features: int, label: str
 ) -> Roc | None:
     """Support-recovery ROC with features ranked by the order the path first admitted them
     (``engine.metrics.path_order``); None when the truth has no true or no false feature."""
@@ -902,37 +828,3 @@ def candidates_figure(
             }
         ]
     return {"data": data, "layout": lay}
-
-
-# --------------------------------------------------------------------------- numbers for charts
-
-
-def refit_errors(
-    run: Any, dataset: Any, data_dir: Any, supports: dict[int, list[int]]
-) -> tuple[dict[int, float | None], str]:
-    """Test error of each support refitted on the run's training rows: mean squared error for
-    a regression objective, classification error for a classification one. Returns the errors
-    by k and the error's name."""
-    import scipy.sparse as sp
-
-    import engine as fs
-
-    from .. import storage
-    from .evaluation import fit_metrics, split_rows
-
-    arrays = storage.load_arrays(data_dir, dataset.file)
-    X, y = storage.unpack_matrix(arrays), arrays["y"]
-    if sp.issparse(X):
-        X = sp.csc_matrix(X)
-    train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
-    spec = fs.OBJECTIVES[run.objective]
-    own = {p.name for p in spec.params}
-    loss = spec.factory(X[train], y[train], **{n: v for n, v in run.params.items() if n in own})
-    rows = (X[test], y[test]) if test is not None else (X[train], y[train])
-    classify = spec.task == "classification"
-    errors: dict[int, float | None] = {}
-    for k, support in supports.items():
-        state = loss.fit_support(support)
-        m = fit_metrics(*rows, state.coef, state.intercept, spec.task)
-        errors[k] = (1.0 - m.accuracy) if classify and m.accuracy is not None else m.mse
-    return errors, "classification error" if classify else "mean squared error"

@@ -1,14 +1,18 @@
-"""Train/test split and the summary of a finished run: support, fit metrics, recovery."""
+"""Train/test split, the summary of a finished run (support, fit metrics, recovery), and the
+error of other supports refitted on the same split (the compare page's error by k)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
+import engine
 from engine import SelectionResult
 from engine import metrics as measures
 
+from .. import storage
 from ..models import FitMetrics, RunResult, SelectedFeature, SupportRecovery, Task
 
 
@@ -107,3 +111,27 @@ def summarise(
 def _finite(x: float | None) -> float | None:
     # JSON (and PostgreSQL's json type) has no NaN or infinity.
     return float(x) if x is not None and np.isfinite(x) else None
+
+
+def refit_errors(
+    run: Any, dataset: Any, data_dir: Any, supports: dict[int, list[int]]
+) -> tuple[dict[int, float | None], str]:
+    """Test error of each support refitted on the run's training rows: mean squared error for
+    a regression objective, classification error for a classification one. Returns the errors
+    by k and the error's name."""
+    arrays = storage.load_arrays(data_dir, dataset.file)
+    X, y = storage.unpack_matrix(arrays), arrays["y"]
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+    train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
+    spec = engine.OBJECTIVES[run.objective]
+    own = {p.name for p in spec.params}
+    loss = spec.factory(X[train], y[train], **{n: v for n, v in run.params.items() if n in own})
+    rows = (X[test], y[test]) if test is not None else (X[train], y[train])
+    classify = spec.task == "classification"
+    errors: dict[int, float | None] = {}
+    for k, support in supports.items():
+        state = loss.fit_support(support)
+        m = fit_metrics(*rows, state.coef, state.intercept, spec.task)
+        errors[k] = (1.0 - m.accuracy) if classify and m.accuracy is not None else m.mse
+    return errors, "classification error" if classify else "mean squared error"

@@ -1,7 +1,8 @@
 """Runs and comparisons: validate against the engine's registry, queue, read, cancel.
 
-Everything a client sends is checked here, before a row exists, with the engine's own
-parameter specs, so a queued run can fail only for reasons no check could foresee.
+Everything a client sends is checked here, before a row exists, by ``engine.check_config``
+with the data set's shape (the same check ``engine.select`` makes), so a queued run can fail
+only for reasons no check could foresee.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-import engine as fs
+import engine
+from engine.trace import Event
 
 from .. import storage
 from ..errors import Conflict, InvalidInput, NotFound
@@ -31,13 +33,12 @@ from ..models import (
     RunPublic,
     RunStatus,
     SplitOptions,
-    Task,
     TraceEvent,
     TracePage,
     utcnow,
 )
 from . import catalog, idempotency
-from .evaluation import check_split
+from .evaluation import check_split, split_rows
 
 Loc = tuple[str | int, ...]
 
@@ -45,68 +46,44 @@ Loc = tuple[str | int, ...]
 # --------------------------------------------------------------------------- validation
 
 
-def validate_config(config: RunConfig, dataset: Dataset, loc: Loc = ("body",)) -> dict[str, Any]:
-    """The run's parameters with defaults filled in, or InvalidInput naming what is wrong."""
-    algorithm = _entry(fs.ALGORITHMS, config.algorithm, "algorithm", loc)
+def validate_config(
+    config: RunConfig,
+    dataset: Dataset,
+    loc: Loc = ("body",),
+    n_train: int | None = None,
+) -> dict[str, Any]:
+    """The run's parameters with defaults filled in, or InvalidInput naming what is wrong.
+
+    ``n_train`` is the number of rows the run trains on (all of them without a test split)."""
     if reason := catalog.engine_only("objective", config.objective):
         raise InvalidInput(reason, loc=(*loc, "objective"))
-    objective = _entry(catalog.OBJECTIVES, config.objective, "objective", loc)
-    if algorithm.objectives is not None and objective.name not in algorithm.objectives:
-        raise InvalidInput(
-            f"algorithm {algorithm.name!r} works with objectives "
-            f"{', '.join(algorithm.objectives)}, not {objective.name!r}",
-            loc=(*loc, "objective"),
-        )
-    if objective.task == Task.classification and dataset.task != Task.classification:
-        raise InvalidInput(
-            f"objective {objective.name!r} needs a binary target, but data set {dataset.id} "
-            f"({dataset.name!r}) is a {dataset.task} task; use a regression objective",
-            loc=(*loc, "objective"),
-        )
-    own = {p.name for p in objective.params}
     try:
-        params = {
-            **objective.validate({n: v for n, v in config.params.items() if n in own}),
-            **algorithm.validate({n: v for n, v in config.params.items() if n not in own}),
-        }
-    except ValueError as exc:
-        raise InvalidInput(str(exc), loc=(*loc, "params")) from None
-    _check_k(config.k, algorithm, dataset, (*loc, "k"))
-    return params
-
-
-def _entry(registry: dict[str, Any], name: str, kind: str, loc: Loc) -> Any:
-    if name not in registry:
-        raise InvalidInput(
-            f"unknown {kind} {name!r}; available: {', '.join(sorted(registry))}",
-            loc=(*loc, kind),
+        checked = engine.check_config(
+            config.algorithm,
+            config.objective,
+            k=config.k,
+            params=config.params,
+            n_samples=dataset.n_samples if n_train is None else n_train,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+            task=dataset.task,
         )
-    return registry[name]
+    except engine.ConfigError as exc:
+        # The data set has no feature groups: what to change is the algorithm (or the data).
+        field = "algorithm" if exc.field == "groups" else exc.field
+        raise InvalidInput(str(exc), loc=(*loc, field)) from None
+    return checked.params
 
 
-def _check_k(k: int | None, algorithm: fs.AlgorithmSpec, dataset: Dataset, loc: Loc) -> None:
-    d = dataset.n_features
-    if k is None and algorithm.k == "required":
-        raise InvalidInput(
-            f"algorithm {algorithm.name!r} needs k, the number of features to select (1 to {d})",
-            loc=loc,
-        )
-    if k is not None and algorithm.k == "unused":
-        raise InvalidInput(f"algorithm {algorithm.name!r} does not take k", loc=loc)
-    if k is not None and not 1 <= k <= d:
-        raise InvalidInput(
-            f"k must be between 1 and {d} (the features of data set {dataset.id}), got {k}",
-            loc=loc,
-        )
-
-
-def _check_split(data_dir: Path, dataset: Dataset, split: SplitOptions) -> None:
+def _training_rows(data_dir: Path, dataset: Dataset, split: SplitOptions) -> int:
+    """How many rows the runs will train on; InvalidInput if the split leaves too few."""
     if split.test_fraction is None:
-        return
+        return dataset.n_samples
     y = storage.load_arrays(data_dir, dataset.file, ("y",))["y"]
     problem = check_split(y, dataset.task, split.test_fraction, split.seed or 0)
     if problem:
         raise InvalidInput(problem, loc=("body", "test_fraction"))
+    return len(split_rows(y, dataset.task, split.test_fraction, split.seed or 0)[0])
 
 
 def _dataset(session: Session, dataset_id: int) -> Dataset:
@@ -141,8 +118,8 @@ def submit_run(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_run(session, seen.run_id)
     dataset = _dataset(session, body.dataset_id)
-    run = _new_run(dataset, body, validate_config(body, dataset), body)
-    _check_split(data_dir, dataset, body)
+    n_train = _training_rows(data_dir, dataset, body)
+    run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
     session.add(run)
     try:
         session.flush()
@@ -167,11 +144,13 @@ def submit_comparison(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_comparison(session, seen.comparison_id)
     dataset = _dataset(session, body.dataset_id)
+    n_train = _training_rows(data_dir, dataset, body)
     runs = [
-        _new_run(dataset, config, validate_config(config, dataset, ("body", "runs", i)), body)
+        _new_run(
+            dataset, config, validate_config(config, dataset, ("body", "runs", i), n_train), body
+        )
         for i, config in enumerate(body.runs)
     ]
-    _check_split(data_dir, dataset, body)
     comparison = Comparison(dataset_id=dataset.id, name=body.name)
     session.add(comparison)
     try:
@@ -260,12 +239,12 @@ def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePa
     )
 
 
-def trace_events(session: Session, run_id: int) -> list[dict[str, Any]]:
+def trace_events(session: Session, run_id: int) -> list[Event]:
     """Every stored event of a run in step order (the pages chart whole traces)."""
     rows = session.exec(
         select(TraceEvent.data).where(TraceEvent.run_id == run_id).order_by(TraceEvent.step)
     )
-    return list(rows)
+    return [Event.from_dict(data) for data in rows]
 
 
 # --------------------------------------------------------------------------- cancelling

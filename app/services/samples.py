@@ -66,10 +66,10 @@ def samples() -> Iterator[Sample]:
             )
 
 
-def seed_samples(engine: Engine, data_dir: Path) -> int:
+def seed_samples(db: Engine, data_dir: Path) -> int:
     """Store the samples not stored yet; return how many were added."""
     added = 0
-    with Session(engine) as session:
+    with Session(db) as session:
         present = set(session.exec(select(Dataset.sample_key)))
         for sample in samples():
             if sample.key in present:

@@ -11,22 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import engine
+from engine.registry import Traits
+from engine.trace import Event, supports_in_order
+
 from ..models import Run
 from .charts import DASH, Figure, candidates_figure, feature_name, num
 
 NU, TIMES, DELTA = "\u03bd", "\u00d7", "\u03b4"
 
-EventDict = dict[str, Any]
-
-# Forward score of each greedy algorithm (see engine/algorithms/greedy.py, PathConfig.rule).
-RULES = {
-    "foba-obj": "obj",
-    "fb-threshold": "obj",
-    "foba-gdt": "gdt",
-    "omp": "gdt",
-    "stepwise": "refit",
-    "oblivious": "alone",
-}
 SCORE_LABELS = {
     "obj": "objective drop",
     "quad": "estimated objective drop",
@@ -60,7 +53,7 @@ KIND_LABELS = {
 class TeachStep:
     index: int  # position in the trace
     total: int
-    event: EventDict
+    event: Event
     kind: str
     kind_label: str
     sentence: str
@@ -80,35 +73,21 @@ def g(x: Any) -> str:
     return DASH if value is None else f"{value:.3g}"
 
 
+def traits_of(run: Run) -> Traits:
+    spec = engine.ALGORITHMS.get(run.algorithm)
+    return spec.traits if spec is not None else Traits()
+
+
 def rule_of(run: Run) -> str:
-    if run.algorithm == "forward-obj":
-        return str(run.params.get("selection", "obj"))
-    return RULES.get(run.algorithm, "score")
-
-
-def supports(events: Sequence[EventDict]) -> list[list[int]]:
-    """Support (in admission order) after every event."""
-    current: list[int] = []
-    out: list[list[int]] = []
-    for e in events:
-        kind = e["kind"]
-        if kind == "add" and e.get("feature") is not None:
-            current = [*current, int(e["feature"])]
-        elif kind == "remove" and e.get("feature") is not None:
-            current = [j for j in current if j != int(e["feature"])]
-        elif kind == "swap":
-            out_j = e.get("feature_out")
-            current = [j for j in current if out_j is None or j != int(out_j)]
-            if e.get("feature") is not None:
-                current = [*current, int(e["feature"])]
-        out.append(current)
-    return out
+    """The forward score the run's algorithm adds by (a key of SCORE_LABELS)."""
+    rule = traits_of(run).rule(run.params)
+    return rule if rule in SCORE_LABELS else "score"
 
 
 def explain(
     run: Run,
     names: Sequence[str],
-    events: Sequence[EventDict],
+    events: Sequence[Event],
     index: int,
     *,
     best_step: int | None = None,
@@ -116,11 +95,11 @@ def explain(
 ) -> TeachStep:
     """The decision at ``events[index]``, explained."""
     e = events[index]
-    kind = e["kind"]
-    after_all = supports(events)
-    before = after_all[index - 1] if index else []
+    kind = e.kind
+    after_all = supports_in_order(events)
+    before = after_all[index - 1] if index else ()
     after = after_all[index]
-    name = feature_name(names, e.get("feature"))
+    name = feature_name(names, e.feature)
     step = TeachStep(
         index=index,
         total=len(events),
@@ -131,42 +110,42 @@ def explain(
         support_before=[feature_name(names, j) for j in before],
         support_after=[feature_name(names, j) for j in after],
     )
-    prev_obj = num(events[index - 1].get("objective")) if index else None
+    prev_obj = num(events[index - 1].objective) if index else None
     if prev_obj is None and kind == "add":
-        value, gain = num(e.get("objective")), num(e.get("gain"))
+        value, gain = num(e.objective), num(e.gain)
         prev_obj = value + gain if value is not None and gain is not None else None
     step.facts.append(("objective before", g(prev_obj)))
-    step.facts.append(("objective after", g(e.get("objective"))))
+    step.facts.append(("objective after", g(e.objective)))
     rule = rule_of(run)
 
     if kind == "add":
         step.added = name
         step.sentence = _forward_sentence(run, e, name, rule, after)
         step.facts += [
-            (f"score ({SCORE_LABELS[rule]})", g(e.get("score"))),
-            (f"gain {DELTA} (objective drop after refit)", g(e.get("gain"))),
+            (f"score ({SCORE_LABELS[rule]})", g(e.score)),
+            (f"gain {DELTA} (objective drop after refit)", g(e.gain)),
         ]
     elif kind in ("remove", "check"):
         if kind == "remove":
             step.removed = name
         step.sentence = _backward_sentence(run, e, name, len(before))
-        step.facts.append(("deletion cost", g(e.get("gain"))))
-        if num(e.get("threshold")) is not None:
-            step.facts.append(("threshold", g(e.get("threshold"))))
+        step.facts.append(("deletion cost", g(e.gain)))
+        if num(e.threshold) is not None:
+            step.facts.append(("threshold", g(e.threshold)))
     elif kind == "swap":
-        out = feature_name(names, e.get("feature_out"))
+        out = feature_name(names, e.feature_out)
         step.added, step.removed = name, out
         step.sentence = (
             f"{name} replaced {out}: with {name} in its place the refitted objective is "
-            f"{g(e.get('objective'))}."
+            f"{g(e.objective)}."
         )
     elif kind == "iterate":
         step.sentence = (
-            f"An iteration that left the support unchanged ({e.get('support_size')} features); "
-            f"the objective is now {g(e.get('objective'))}."
+            f"An iteration that left the support unchanged ({e.support_size} features); "
+            f"the objective is now {g(e.objective)}."
         )
     else:
-        step.sentence = f"The run stopped: {e.get('reason') or 'done'}."
+        step.sentence = f"The run stopped: {e.reason or 'done'}."
         if answer:
             where = f", found at step {best_step}" if best_step is not None else ""
             step.sentence += f" Its answer is {', '.join(answer)}{where}."
@@ -174,7 +153,8 @@ def explain(
     if kind == "add":
         step.score_help = SCORE_HELP[rule]
     elif kind in ("remove", "check"):
-        how = "with the others refitted" if run.algorithm == "backward" else "without refitting"
+        refit = traits_of(run).deletion_for(run.params) == "refit"
+        how = "with the others refitted" if refit else "without refitting"
         step.score_help = f"how much the objective rises when the feature is deleted {how}"
     return step
 
@@ -183,36 +163,38 @@ def _features(n: int) -> str:
     return "the feature" if n == 1 else f"the {n} features"
 
 
-def _forward_sentence(run: Run, e: EventDict, name: str, rule: str, after: list[int]) -> str:
-    cand = e.get("candidates")
+def _forward_sentence(run: Run, e: Event, name: str, rule: str, after: Sequence[int]) -> str:
+    cand = e.candidates
     label = SCORE_LABELS[rule]
-    text = f"{name} added: it has the largest {label}, {g(e.get('score'))}"
-    if cand and cand.get("n_total"):
-        text += f", of the {cand['n_total']} candidates"
-        if len(cand["features"]) > 1:
-            text += f" (runner-up {g(cand['scores'][1])})"
+    text = f"{name} added: it has the largest {label}, {g(e.score)}"
+    if cand and cand.n_total:
+        text += f", of the {cand.n_total} candidates"
+        if len(cand.features) > 1:
+            text += f" (runner-up {g(cand.scores[1])})"
     text += (
-        f". After refitting on {_features(len(after))} selected the objective fell by "
-        f"{g(e.get('gain'))}"
+        f". After refitting on {_features(len(after))} selected the objective fell by {g(e.gain)}"
     )
     if "nu" in run.params:
-        nu, gain = num(run.params.get("nu")), num(e.get("gain"))
+        nu, gain = num(run.params.get("nu")), num(e.gain)
         text += (
-            f"; this gain {DELTA} = {g(e.get('gain'))} sets the bar for deleting a feature "
+            f"; this gain {DELTA} = {g(e.gain)} sets the bar for deleting a feature "
             f"from a support of this size: {NU} {TIMES} {DELTA} = {g(nu)} {TIMES} "
-            f"{g(e.get('gain'))} = {g(nu * gain if nu is not None and gain is not None else None)}"
+            f"{g(e.gain)} = {g(nu * gain if nu is not None and gain is not None else None)}"
         )
     return text + "."
 
 
-def _backward_sentence(run: Run, e: EventDict, name: str, size_before: int) -> str:
-    cost, threshold = g(e.get("gain")), num(e.get("threshold"))
-    if run.algorithm == "backward":
+def _backward_sentence(run: Run, e: Event, name: str, size_before: int) -> str:
+    cost, threshold = g(e.gain), num(e.threshold)
+    traits = traits_of(run)
+    if traits.deletion_for(run.params) == "refit" and traits.backward_param is None:
         return (
             f"{name} removed: of the {size_before} selected features, deleting it (with a "
             f"refit) raises the objective least, by {cost}."
         )
-    rule = str(run.params.get("backward", "fixed" if "eps_back" in run.params else "standard"))
+    if traits.deletion is None:  # an iterative method whose step left the feature at zero
+        return f"{name} left the support: this iteration set its coefficient to zero."
+    rule = str(run.params[traits.backward_param]) if traits.backward_param else "fixed"
     nu = num(run.params.get("nu"))
     if rule in ("standard", "conservative") and nu and threshold is not None:
         delta = threshold / nu
@@ -229,7 +211,7 @@ def _backward_sentence(run: Run, e: EventDict, name: str, size_before: int) -> s
             f"{g(threshold)} (aggressive rule: {NU} times the forward gains this backward phase "
             "undoes, less what it has already spent)"
         )
-    if e["kind"] == "remove":
+    if e.kind == "remove":
         return f"{name} removed: deleting it raises the objective by {cost}, below {bar}."
     return (
         f"Nothing removed: the cheapest deletion, {name}, would raise the objective by {cost}, "
@@ -239,26 +221,26 @@ def _backward_sentence(run: Run, e: EventDict, name: str, size_before: int) -> s
 
 
 def _figure(
-    run: Run, e: EventDict, names: Sequence[str], rule: str, index: int
+    run: Run, e: Event, names: Sequence[str], rule: str, index: int
 ) -> tuple[Figure | None, bool]:
-    cand = e.get("candidates")
-    kind = e["kind"]
+    cand = e.candidates
+    kind = e.kind
     if kind not in ("add", "remove", "check"):
         return None, bool(cand)
-    if not cand or not cand.get("features"):
+    if not cand or not cand.features:
         return None, False
-    features = [int(j) for j in cand["features"]]
+    features = list(cand.features)
     labels = [feature_name(names, j) for j in features]
-    scores = [num(s) for s in cand["scores"]]
-    chosen = features.index(int(e["feature"])) if e.get("feature") in features else None
+    scores = [num(s) for s in cand.scores]
+    chosen = features.index(e.feature) if e.feature in features else None
     backward = kind != "add"
     shown = len(features)
-    total = int(cand.get("n_total") or shown)
+    total = cand.n_total or shown
     if backward:
-        title = f"Step {e['step']}: the cost of deleting each selected feature"
+        title = f"Step {e.step}: the cost of deleting each selected feature"
         score_label = "Deletion cost (objective increase)"
     else:
-        title = f"Step {e['step']}: every candidate's {SCORE_LABELS[rule]}"
+        title = f"Step {e.step}: every candidate's {SCORE_LABELS[rule]}"
         score_label = SCORE_LABELS[rule][0].upper() + SCORE_LABELS[rule][1:]
     if shown < total:
         title += f" (best {shown} of {total})"
@@ -267,8 +249,8 @@ def _figure(
         scores,
         chosen=chosen,
         backward=backward,
-        accepted=bool(e.get("accepted")),
-        threshold=num(e.get("threshold")) if backward else None,
+        accepted=bool(e.accepted),
+        threshold=num(e.threshold) if backward else None,
         score_label=score_label,
         title=title,
     )

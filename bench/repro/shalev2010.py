@@ -71,7 +71,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 import engine
-from engine.algorithms.frank_wolfe import known_l1_smoothness
 from engine.datasets import generate
 from engine.registry import REGISTRY
 
@@ -173,7 +172,7 @@ def reference(
         float(bar.value),
         float(np.abs(bar.coef).sum()),
         int(support.size),
-        float(known_l1_smoothness(obj)),
+        float(obj.l1_smoothness()),
         lam,
     )
 

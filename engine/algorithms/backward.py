@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..objectives import CollinearFeature
-from ..registry import register_algorithm
+from ..registry import Requirements, Traits, register_algorithm
 from .common import PathTracker, emit_stop
 
 
@@ -23,15 +23,39 @@ from .common import PathTracker, emit_stop
     params=(),
     k="required",
     family="backward",
+    requires=Requirements(more_samples_than_features=True),
+    traits=Traits(deletion="refit", path="backward"),
 )
 def backward(objective, rec, *, k, rng):
-    n, d = objective.n_samples, objective.n_features
-    if d >= n:
-        raise ValueError(
-            f"backward elimination needs more samples than features (got n_samples = {n}, "
-            f"n_features = {d}): the full model fits the data exactly and no deletion can be "
-            "told from another (Zhang 2008, Section 2). Use FoBa or forward selection instead."
-        )
+    """Backward elimination from the full model.
+
+    Parameters
+    ----------
+    objective : Objective
+        Needs more samples than features (``engine.check_config`` makes sure).
+    rec : Recorder
+        Receives the ``add`` events that build the full model, one ``remove`` per deletion
+        (``gain`` = the refit objective increase), then ``stop``.
+    k : int
+        Features to keep.
+    rng : numpy.random.Generator
+        Unused.
+
+    Returns
+    -------
+    Solution
+        The size-k support, refitted.
+
+    Raises
+    ------
+    ValueError
+        When a feature is a linear combination of others (the full model is not identifiable).
+
+    References
+    ----------
+    Zhang (2008), Section 2.
+    """
+    d = objective.n_features
     state = objective.start()
     for j in range(d):
         try:
@@ -41,13 +65,11 @@ def backward(objective, rec, *, k, rng):
                 f"feature {j} is a linear combination of features 0..{j - 1}: the full model "
                 "is not identifiable; drop duplicated or collinear columns first"
             ) from None
-        rec.emit(
-            "add",
-            feature=j,
+        rec.added(
+            j,
             objective=state.value,
             support_size=len(state.support),
             gain=gain,
-            accepted=True,
             reason="building the full model",
         )
     tracker = PathTracker(k, d)
@@ -58,14 +80,12 @@ def backward(objective, rec, *, k, rng):
         j = state.support[p]
         cand = rec.candidates(np.array(state.support), costs, largest_first=False)
         increase = state.remove(j)
-        rec.emit(
-            "remove",
-            feature=j,
+        rec.removed(
+            j,
             objective=state.value,
             support_size=len(state.support),
-            gain=increase,
+            cost=increase,
             score=float(costs[p]),
-            accepted=True,
             candidates=cand,
         )
         tracker.observe(state)

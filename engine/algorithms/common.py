@@ -17,18 +17,18 @@ class Solution:
     support: np.ndarray
     coef: np.ndarray
     intercept: float
-    value: float
-    reason: str
+    objective: float
+    stop_reason: str
     dense: dict[str, np.ndarray] | None = None
 
     @classmethod
-    def of(cls, state: ActiveSet, reason: str) -> Solution:
+    def of(cls, state: ActiveSet, stop_reason: str) -> Solution:
         return cls(
             support=np.array(sorted(state.support), dtype=np.intp),
             coef=state.coef,
             intercept=state.intercept,
-            value=state.value,
-            reason=reason,
+            objective=state.value,
+            stop_reason=stop_reason,
             dense=state.dense_params,
         )
 
@@ -83,8 +83,8 @@ class PathTracker:
             support=np.array(sorted(snap.support), dtype=np.intp),
             coef=coef,
             intercept=snap.intercept,
-            value=snap.value,
-            reason=reason,
+            objective=snap.value,
+            stop_reason=reason,
             dense=snap.dense,
         )
 
@@ -96,7 +96,7 @@ def candidate_mask(state: ActiveSet) -> np.ndarray:
 
 
 def emit_stop(rec: Recorder, state: ActiveSet, reason: str) -> None:
-    rec.emit("stop", objective=state.value, support_size=len(state.support), reason=reason)
+    rec.stopped(reason, objective=state.value, support_size=len(state.support))
 
 
 def tiny_gain(initial_value: float) -> float:

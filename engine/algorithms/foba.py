@@ -8,7 +8,7 @@ smooth convex loss, with forward goodness by objective drop (FoBa-obj) or |gradi
 from __future__ import annotations
 
 from ..objectives import Objective
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
@@ -20,13 +20,16 @@ _LIU = "Liu, Fujimaki & Ye 2014, Algorithm 1"
 
 def _run(objective: Objective, rec: Recorder, cfg: PathConfig) -> Solution:
     solution, state = greedy_path(objective, rec, cfg)
-    emit_stop(rec, state, solution.reason)
+    emit_stop(rec, state, solution.stop_reason)
     return solution
 
 
-def _check_stopping(k, *rules) -> None:
-    if k is None and all(r is None for r in rules):
+def _needs_an_end(k, params) -> None:
+    if k is None and all(params.get(p) is None for p in ("delta", "epsilon", "max_steps")):
         raise ValueError("give k, or a stopping threshold, or max_steps: the path needs an end")
+
+
+_FOBA = Requirements(check=_needs_an_end)
 
 
 @register_algorithm(
@@ -38,9 +41,48 @@ def _check_stopping(k, *rules) -> None:
     params=(BACKWARD, NU, DELTA, MAX_STEPS),
     k="optional",
     family="forward-backward",
+    requires=_FOBA,
+    traits=Traits(
+        forward_rule="obj",
+        deletion="no-refit",
+        backward_param="backward",
+        path="best-k",
+        default=True,
+        compare=True,
+    ),
 )
 def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solution:
-    _check_stopping(k, delta, max_steps)
+    """FoBa-obj: adaptive forward-backward greedy with the objective-drop forward rule.
+
+    Parameters
+    ----------
+    objective : Objective
+        The loss Q; any registered objective.
+    rec : Recorder
+        Receives ``add``, ``remove`` and ``check`` events, then ``stop``.
+    k : int or None
+        Target support size. The path may grow past k (a wrong feature can only be dropped
+        after the right one came in); the answer is the best size-k support along it.
+    rng : numpy.random.Generator
+        Unused (the method is deterministic).
+    backward : {"standard", "conservative", "aggressive"}
+        The deletion threshold rule (module ``greedy``).
+    nu : float in (0, 1]
+        Backward ratio; Zhang uses 0.5.
+    delta : float or None
+        Stop when the best forward objective drop falls below it.
+    max_steps : int or None
+        Add/remove steps in the path (default 5k).
+
+    Returns
+    -------
+    Solution
+        The best size-k support along the path, refitted (the last support without k).
+
+    References
+    ----------
+    Zhang (2008), Figure 3; Liu, Fujimaki & Ye (2014), Algorithm 1.
+    """
     cfg = PathConfig(rule="obj", backward=backward, k=k, nu=nu, delta=delta, max_steps=max_steps)
     return _run(objective, rec, cfg)
 
@@ -54,9 +96,30 @@ def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solut
     params=(BACKWARD, NU, EPSILON, MAX_STEPS),
     k="optional",
     family="forward-backward",
+    requires=_FOBA,
+    traits=Traits(
+        forward_rule="gdt",
+        deletion="no-refit",
+        backward_param="backward",
+        path="best-k",
+        compare=True,
+    ),
 )
 def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Solution:
-    _check_stopping(k, epsilon, max_steps)
+    """FoBa-gdt: FoBa with the |gradient| forward rule.
+
+    Parameters are those of :func:`foba_obj`, with ``epsilon`` (stop when the largest
+    |gradient| falls below it) in place of ``delta``.
+
+    Returns
+    -------
+    Solution
+        The best size-k support along the path, refitted.
+
+    References
+    ----------
+    Liu, Fujimaki & Ye (2014), Algorithm 1 (FoBa-gdt).
+    """
     cfg = PathConfig(
         rule="gdt", backward=backward, k=k, nu=nu, epsilon=epsilon, max_steps=max_steps
     )
@@ -85,9 +148,29 @@ def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Sol
     ),
     k="optional",
     family="forward-backward",
+    requires=_FOBA,
+    traits=Traits(forward_rule="obj", deletion="no-refit", path="best-k"),
 )
 def fb_threshold(objective, rec, *, k, rng, eps_back, delta, max_steps) -> Solution:
-    _check_stopping(k, delta, max_steps)
+    """The forward-backward heuristic with a fixed backward threshold.
+
+    Parameters
+    ----------
+    objective, rec, k, rng, delta, max_steps
+        As in :func:`foba_obj`.
+    eps_back : float
+        Delete a feature whenever its deletion cost (no refit) is below this constant.
+
+    Returns
+    -------
+    Solution
+        The best size-k support along the path, refitted. The path stops when it would cycle
+        (add and at once delete the same feature), as SAS does.
+
+    References
+    ----------
+    Zhang (2008), Section 3.
+    """
     cfg = PathConfig(
         rule="obj", backward="fixed", k=k, eps_back=eps_back, delta=delta, max_steps=max_steps
     )

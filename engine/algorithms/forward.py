@@ -12,12 +12,20 @@ lowers the objective most.
 from __future__ import annotations
 
 from ..objectives import Objective
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
 from .params import DELTA, EPSILON, MAX_REPLACEMENTS, REPLACEMENT
 from .replacement import post_process
+
+
+def _needs_an_end(k, params) -> None:
+    if k is None and params.get("delta") is None and params.get("epsilon") is None:
+        raise ValueError("give k or a stopping threshold (delta / epsilon)")
+
+
+_FORWARD = Requirements(check=_needs_an_end)
 
 
 def forward_run(
@@ -31,8 +39,6 @@ def forward_run(
     replacement: str = "none",
     max_replacements: int | None = None,
 ) -> Solution:
-    if k is None and delta is None and epsilon is None:
-        raise ValueError("give k or a stopping threshold (delta / epsilon)")
     cfg = PathConfig(rule=rule, k=k, delta=delta, epsilon=epsilon)
     solution, state = greedy_path(objective, rec, cfg)
     if replacement != "none":
@@ -41,10 +47,10 @@ def forward_run(
             rec,
             variant=replacement,
             max_replacements=max_replacements,
-            reason=solution.reason,
+            reason=solution.stop_reason,
         )
         solution = Solution.of(state, reason)
-    emit_stop(rec, state, solution.reason)
+    emit_stop(rec, state, solution.stop_reason)
     return solution
 
 
@@ -69,8 +75,39 @@ def forward_run(
     ),
     k="optional",
     family="forward",
+    requires=_FORWARD,
+    traits=Traits(forward_rule="obj", rule_param="selection", path="prefix", compare=True),
 )
 def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_replacements):
+    """Fully corrective forward greedy selection.
+
+    Parameters
+    ----------
+    objective : Objective
+    rec : Recorder
+        Receives one ``add`` per step (``swap``/``check`` from replacement steps), then ``stop``.
+    k : int or None
+        Stop at k features.
+    rng : numpy.random.Generator
+        Unused.
+    selection : {"obj", "quad"}
+        Forward score: exact one-coordinate objective drop, or its quadratic approximation.
+    delta : float or None
+        Stop when the best forward score falls below it.
+    replacement : {"none", "full", "simple"}
+        Replacement steps after the forward phase (Shalev-Shwartz et al., Algorithm 4).
+    max_replacements : int or None
+        Most replacement steps (default 10k).
+
+    Returns
+    -------
+    Solution
+        The final support, refitted.
+
+    References
+    ----------
+    Zhang (2008), Figure 1; Shalev-Shwartz, Srebro & Zhang (2010), Algorithm 3.
+    """
     return forward_run(
         objective,
         rec,
@@ -91,8 +128,24 @@ def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_re
     params=(EPSILON, REPLACEMENT, MAX_REPLACEMENTS),
     k="optional",
     family="forward",
+    requires=_FORWARD,
+    traits=Traits(forward_rule="gdt", path="prefix", compare=True),
 )
 def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
+    """Orthogonal matching pursuit (Forward-gdt): add the largest |gradient|, refit.
+
+    Parameters are those of :func:`forward_obj`, with ``epsilon`` (stop when the largest
+    |gradient| falls below it) in place of ``selection`` and ``delta``.
+
+    Returns
+    -------
+    Solution
+        The final support, refitted.
+
+    References
+    ----------
+    Liu et al. (2014) (Forward-gdt); Elenberg et al. (2016), Algorithm 3.
+    """
     return forward_run(
         objective,
         rec,
@@ -113,8 +166,24 @@ def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     params=(DELTA, REPLACEMENT, MAX_REPLACEMENTS),
     k="optional",
     family="forward",
+    requires=_FORWARD,
+    traits=Traits(forward_rule="refit", path="prefix"),
 )
 def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
+    """Forward stepwise selection: add the candidate whose full refit lowers Q most.
+
+    Parameters are those of :func:`forward_obj` without ``selection``; ``delta`` bounds the
+    exact refit gain.
+
+    Returns
+    -------
+    Solution
+        The final support, refitted.
+
+    References
+    ----------
+    Elenberg et al. (2016), Algorithm 2.
+    """
     return forward_run(
         objective,
         rec,
@@ -145,8 +214,31 @@ def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     ),
     k="required",
     family="forward",
+    traits=Traits(forward_rule="obj", path="prefix"),
 )
 def replacement(objective, rec, *, k, rng, variant, max_replacements):
+    """Fully corrective greedy to k features, then replacement steps.
+
+    Parameters
+    ----------
+    objective, rec, rng
+        As in :func:`forward_obj`.
+    k : int
+        Support size kept throughout the replacements.
+    variant : {"full", "simple"}
+        Algorithm 4 proper, or its gradient / smallest-weight swap.
+    max_replacements : int or None
+        Most replacement steps (default 10k).
+
+    Returns
+    -------
+    Solution
+        The support after the last accepted swap, refitted.
+
+    References
+    ----------
+    Shalev-Shwartz, Srebro & Zhang (2010), Algorithms 3 and 4 (Theorem 2.9).
+    """
     return forward_run(
         objective, rec, k=k, rule="obj", replacement=variant, max_replacements=max_replacements
     )

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..objectives import Objective
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution
 
@@ -43,8 +43,6 @@ _REL_EPSILON = 1e-3  # default epsilon, relative to Q at the start
 _INTERCEPT_TOL = 1e-9
 _RTOL = 4 * np.finfo(float).eps  # brentq's finest relative tolerance
 _PAPER = "Shalev-Shwartz, Srebro & Zhang 2010"
-# Curvature of the per-sample loss for the objectives that do not state their l1-smoothness.
-_LOSS_CURVATURE = {"least_squares": 1.0, "logistic": 0.25}
 
 RADIUS = Param(
     "B1",
@@ -111,10 +109,10 @@ class L1Solution:
 
     coef: np.ndarray
     intercept: float
-    value: float
+    objective: float
     gap: float
     iterations: int
-    reason: str
+    stop_reason: str
     smoothness: float | None
 
 
@@ -156,7 +154,7 @@ def solve_l1(
     if not radius > 0:
         raise ValueError(f"B1 must be > 0, got {radius}")
     d = objective.n_features
-    beta = smoothness if smoothness is not None else known_l1_smoothness(objective)
+    beta = smoothness if smoothness is not None else objective.l1_smoothness()
     profile = InterceptProfile(objective)
     w = np.zeros(d)
     b, theta = profile(w, 0.0)
@@ -190,24 +188,6 @@ def solve_l1(
             callback(Step(it, w_new, b_new, f_new, f, r, abs(float(theta[r])), gap, eta))
         w, b, theta, f = w_new, b_new, theta_new, f_new
     return L1Solution(w, b, f, gap, max_iter, f"max_iter = {max_iter} iterations", beta)
-
-
-def known_l1_smoothness(objective: Objective) -> float | None:
-    """beta with Q(w + u) <= Q(w) + <grad, u> + (beta/2) ||u||_1^2, when it can be stated.
-
-    ``objective.l1_smoothness()`` when the objective has it; for least squares (per-sample
-    curvature 1, on the centred columns it fits on) and logistic (1/4) the same bound,
-    c * max_j ||x_j||^2 / n + lam; None otherwise.
-    """
-    own = getattr(objective, "l1_smoothness", None)
-    if callable(own):
-        return float(own())
-    curvature = _LOSS_CURVATURE.get(objective.name)
-    design = getattr(objective, "design", None)
-    if curvature is None or design is None:
-        return None
-    top = float(design.sq_norms.max()) if design.sq_norms.size else 0.0
-    return curvature * top / objective.n_samples + float(getattr(objective, "lam", 0.0))
 
 
 def _initial_estimate(
@@ -327,6 +307,8 @@ class InterceptProfile:
     params=(RADIUS, GAP_EPSILON, _max_iter(1000), SMOOTHNESS),
     k="optional",
     family="frank-wolfe",
+    requires=Requirements(capabilities=frozenset({"linear"})),
+    traits=Traits(forward_rule="gdt"),
 )
 def frank_wolfe(
     objective: Objective,
@@ -355,13 +337,13 @@ def frank_wolfe(
         common = {"objective": step.value, "score": step.score, "info": info}
         for j in sorted(support - now):  # only a full step (eta = 1) leaves the old features
             support.discard(j)
-            rec.emit("remove", feature=j, support_size=len(support), accepted=True, **common)
+            rec.removed(j, support_size=len(support), **common)
         gain = step.previous - step.value
         if step.vertex in now and step.vertex not in support:
             support.add(step.vertex)
-            rec.emit("add", feature=step.vertex, support_size=len(support), gain=gain, **common)
+            rec.added(step.vertex, support_size=len(support), gain=gain, **common)
         else:
-            rec.emit("iterate", feature=step.vertex, support_size=len(support), gain=gain, **common)
+            rec.iterated(feature=step.vertex, support_size=len(support), gain=gain, **common)
 
     sol = solve_l1(
         objective,
@@ -372,16 +354,15 @@ def frank_wolfe(
         max_support=k,
         callback=on_step,
     )
-    reason = f"{sol.reason}; the iterate itself, not refitted on its support"
+    reason = f"{sol.stop_reason}; the iterate itself, not refitted on its support"
     final = np.flatnonzero(sol.coef)
-    rec.emit(
-        "stop",
-        objective=sol.value,
+    rec.stopped(
+        reason,
+        objective=sol.objective,
         support_size=len(final),
-        reason=reason,
         info={"gap": sol.gap, "iterations": float(sol.iterations), "l1_norm": _l1(sol.coef)},
     )
-    return Solution(final.astype(np.intp), sol.coef, float(sol.intercept), sol.value, reason)
+    return Solution(final.astype(np.intp), sol.coef, float(sol.intercept), sol.objective, reason)
 
 
 def _l1(w: np.ndarray) -> float:
@@ -441,6 +422,7 @@ def sparsify(w_star: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.n
     ),
     k="required",
     family="frank-wolfe",
+    requires=Requirements(capabilities=frozenset({"linear"})),
 )
 def randomized_sparsification(
     objective: Objective,
@@ -469,7 +451,7 @@ def randomized_sparsification(
     """
     l1 = solve_l1(objective, B1, epsilon=epsilon, max_iter=max_iter, smoothness=smoothness)
     summary = {
-        "l1_objective": l1.value,
+        "l1_objective": l1.objective,
         "l1_gap": l1.gap,
         "l1_norm": _l1(l1.coef),
         "l1_support_size": float(np.count_nonzero(l1.coef)),
@@ -477,9 +459,9 @@ def randomized_sparsification(
     }
     profile = InterceptProfile(objective)
     if summary["l1_norm"] == 0:
-        reason = f"the l1 solution is 0 ({l1.reason}): nothing to sample"
-        rec.emit("stop", objective=l1.value, support_size=0, reason=reason, info=summary)
-        return Solution(np.zeros(0, dtype=np.intp), l1.coef, l1.intercept, l1.value, reason)
+        reason = f"the l1 solution is 0 ({l1.stop_reason}): nothing to sample"
+        rec.stopped(reason, objective=l1.objective, support_size=0, info=summary)
+        return Solution(np.zeros(0, dtype=np.intp), l1.coef, l1.intercept, l1.objective, reason)
 
     best: _Draw | None = None
     values = []
@@ -496,10 +478,10 @@ def randomized_sparsification(
     )
     reason = (
         f"kept draw {best.index + 1} of {n_repeats} (k = {k} samples) of the l1 solution "
-        f"(||w*||_1 = {summary['l1_norm']:.4g}, {l1.reason})"
+        f"(||w*||_1 = {summary['l1_norm']:.4g}, {l1.stop_reason})"
     )
     support = np.flatnonzero(best.coef)
-    rec.emit("stop", objective=best.value, support_size=len(support), reason=reason, info=summary)
+    rec.stopped(reason, objective=best.value, support_size=len(support), info=summary)
     return Solution(support.astype(np.intp), best.coef, float(best.intercept), best.value, reason)
 
 
@@ -529,6 +511,8 @@ def _replay_draws(
         else:  # the kept predictor itself, exactly as scored
             coef, value = kept.coef, kept.value
         info = {"draw": float(i), "count": counts[r], "weight": float(coef[r])}
-        kind = "add" if counts[r] == 1 else "iterate"
         size = int(np.count_nonzero(counts))
-        rec.emit(kind, feature=r, objective=value, support_size=size, info=info)
+        if counts[r] == 1:
+            rec.added(r, objective=value, support_size=size, info=info)
+        else:
+            rec.iterated(feature=r, objective=value, support_size=size, info=info)

@@ -28,8 +28,6 @@ from ..objectives import ActiveSet, CollinearFeature, Objective
 from ..trace import Recorder
 from .common import PathTracker, Solution, candidate_mask, default_max_steps, tiny_gain
 
-BACKWARD_RULES = ("standard", "conservative", "aggressive")
-
 
 @dataclass(frozen=True)
 class PathConfig:
@@ -37,7 +35,7 @@ class PathConfig:
 
     rule: forward score, ``obj`` (one-coordinate objective drop), ``gdt`` (|gradient|),
         ``quad`` (quadratic approximation) or ``refit`` (exact full-refit gain: forward stepwise).
-    backward: None (forward only) or one of BACKWARD_RULES or ``fixed``.
+    backward: None (forward only), ``standard``, ``conservative``, ``aggressive`` or ``fixed``.
     k: target support size. Forward only: stop there. With a backward rule: Zhang's semantics,
         the path runs on and the best size-k support along it is the answer.
     delta: stop when the best forward score (obj/quad/refit) falls below it.
@@ -57,9 +55,27 @@ class PathConfig:
 def greedy_path(
     objective: Objective, rec: Recorder, cfg: PathConfig, state: ActiveSet | None = None
 ) -> tuple[Solution, ActiveSet]:
-    """Run the path; return the solution (best size-k support when k is set) and final state.
+    """Run the forward(-backward) greedy path shared by the greedy algorithms.
 
-    The caller emits the ``stop`` event, so post-processing can follow on the same trace.
+    Parameters
+    ----------
+    objective : Objective
+        The loss; only its active-set interface is used.
+    rec : Recorder
+        Receives an ``add`` per forward step and, with a backward rule, a ``remove`` per
+        deletion and a ``check`` for each backward test that kept the support.
+    cfg : PathConfig
+        The forward rule, the backward rule and the stopping rules.
+    state : ActiveSet, optional
+        Where to start (default: the empty support).
+
+    Returns
+    -------
+    solution : Solution
+        The best size-k support along the path when k is set (Zhang 2008, Section 4), else the
+        last support.
+    state : ActiveSet
+        The final state, for post-processing on the same trace. The caller emits ``stop``.
     """
     state = state if state is not None else objective.start()
     d = objective.n_features
@@ -124,15 +140,13 @@ def greedy_path(
             mask = candidate_mask(state)
             mask[j] = True
             cand = rec.candidates(np.flatnonzero(mask), scores[mask])
-        rec.emit(
-            "add",
-            feature=j,
+        rec.added(
+            j,
             objective=state.value,
             support_size=len(state.support),
             gain=gain,
             score=best,
             threshold=cfg.epsilon if cfg.rule == "gdt" else cfg.delta,
-            accepted=True,
             candidates=cand,
         )
         tracker.observe(state)
@@ -184,14 +198,12 @@ def _backward_phase(
             threshold = float(cfg.eps_back)  # type: ignore[arg-type]
         cand = rec.candidates(np.array(state.support), costs, largest_first=False)
         if not cost < threshold:
-            rec.emit(
-                "check",
-                feature=j,
+            rec.checked(
+                j,
                 objective=state.value,
                 support_size=size,
-                gain=cost,
+                cost=cost,
                 threshold=threshold,
-                accepted=False,
                 info=info,
                 candidates=cand,
             )
@@ -199,14 +211,12 @@ def _backward_phase(
         undone += gains[size]
         state.remove(j)
         steps += 1
-        rec.emit(
-            "remove",
-            feature=j,
+        rec.removed(
+            j,
             objective=state.value,
             support_size=len(state.support),
-            gain=cost,
+            cost=cost,
             threshold=threshold,
-            accepted=True,
             info=info,
             candidates=cand,
         )

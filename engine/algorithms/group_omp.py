@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..objectives import ActiveSet, CollinearFeature, Objective
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution, emit_stop
 
@@ -151,6 +151,11 @@ def _add_group(state: ActiveSet, features: np.ndarray) -> tuple[ActiveSet, list[
     return trial, added, skipped
 
 
+def _needs_an_end(k, params) -> None:
+    if k is None and params.get("n_groups") is None and params.get("epsilon") is None:
+        raise ValueError("give k, n_groups or epsilon: the group path needs an end")
+
+
 @register_algorithm(
     name="group-omp",
     title="Group OMP",
@@ -162,7 +167,8 @@ def _add_group(state: ActiveSet, features: np.ndarray) -> tuple[ActiveSet, list[
     params=GROUP_OMP_PARAMS,
     k="optional",
     family="forward",
-    uses_groups=True,
+    requires=Requirements(capabilities=frozenset({"linear"}), groups=True, check=_needs_an_end),
+    traits=Traits(path="prefix"),
 )
 def group_omp(
     objective: Objective,
@@ -170,7 +176,7 @@ def group_omp(
     *,
     k: int | None,
     rng: np.random.Generator,
-    groups: np.ndarray | None,
+    groups: np.ndarray,
     n_groups: int | None,
     epsilon: float | None,
     scoring: str,
@@ -202,17 +208,8 @@ def group_omp(
     Solution
         The refit on every selected feature.
 
-    Raises
-    ------
-    ValueError
-        Without groups, or without any stopping rule (k, n_groups, epsilon).
+    ``engine.check_config`` has made sure there are groups and a stopping rule.
     """
-    if groups is None:
-        raise ValueError(
-            "algorithm 'group-omp' needs groups: pass groups=, one group label per feature"
-        )
-    if k is None and n_groups is None and epsilon is None:
-        raise ValueError("give k, n_groups or epsilon: the group path needs an end")
     members = group_members(np.asarray(groups))
     whiteners = _whiteners(objective, members) if scoring == "orthonormal" else None
     state = objective.start()
@@ -250,15 +247,13 @@ def group_omp(
         n_selected += bool(added)
         skipped_all += skipped
         for a in added:
-            rec.emit(
-                "add",
-                feature=a.feature,
+            rec.added(
+                a.feature,
                 objective=a.objective,
                 support_size=a.support_size,
                 gain=a.gain,
                 score=best,
                 threshold=epsilon,
-                accepted=True,
                 info={"group": g},
             )
     if skipped_all:

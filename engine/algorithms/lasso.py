@@ -57,7 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..objectives import ActiveSet, CollinearFeature, Objective
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution
 
@@ -573,6 +573,12 @@ def _path_summary(path: LassoPath) -> str:
 # --------------------------------------------------------------------------- algorithms
 
 
+# LARS follows the exact least-squares path; the other path solvers need only the loss's own.
+_L1 = Requirements(
+    capabilities=frozenset({"linear", "l1-path"}), when={"path": {"lars": ("quadratic",)}}
+)
+
+
 @register_algorithm(
     name="lasso",
     title="Lasso (l1 path)",
@@ -582,8 +588,9 @@ def _path_summary(path: LassoPath) -> str:
     reference=f"{_ZHANG}; {_ELENBERG} (Lasso); Efron et al. 2004 (LARS)",
     params=LASSO_PARAMS,
     k="optional",
-    objectives=("least_squares", "logistic"),
     family="l1",
+    requires=_L1,
+    traits=Traits(path="final"),
 )
 def lasso(
     objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any
@@ -628,8 +635,8 @@ def lasso(
         support=np.array(sorted(point.support), dtype=np.intp),
         coef=point.coef.copy(),
         intercept=point.intercept,
-        value=values[t],
-        reason=reason,
+        objective=values[t],
+        stop_reason=reason,
     )
 
 
@@ -641,8 +648,9 @@ def lasso(
     reference=f"{_ELENBERG} (Lasso-Pipeline); {_ZHANG}",
     params=LASSO_PARAMS,
     k="optional",
-    objectives=("least_squares", "logistic"),
     family="l1",
+    requires=_L1,
+    traits=Traits(path="final"),
 )
 def lasso_refit(
     objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any

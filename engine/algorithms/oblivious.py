@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..objectives import CollinearFeature
-from ..registry import register_algorithm
+from ..registry import Traits, register_algorithm
 from .common import Solution, emit_stop
 from .params import MAX_REPLACEMENTS, REPLACEMENT
 from .replacement import post_process
@@ -22,8 +22,32 @@ from .replacement import post_process
     params=(REPLACEMENT, MAX_REPLACEMENTS),
     k="required",
     family="forward",
+    traits=Traits(forward_rule="alone", path="prefix"),
 )
 def oblivious(objective, rec, *, k, rng, replacement, max_replacements):
+    """Oblivious top-k: rank features by the gain of each alone, keep the k best, refit.
+
+    Parameters
+    ----------
+    objective : Objective
+    rec : Recorder
+        Receives one ``add`` per kept feature (the first carries every feature's score).
+    k : int
+        Features to keep.
+    rng : numpy.random.Generator
+        Unused.
+    replacement, max_replacements
+        Optional replacement steps afterwards, as in ``forward_obj``.
+
+    Returns
+    -------
+    Solution
+        The k features, refitted together.
+
+    References
+    ----------
+    Elenberg et al. (2016), Algorithm 1.
+    """
     state = objective.start()
     scores = state.refit_gains()
     cand = rec.candidates(np.arange(objective.n_features), scores)
@@ -34,14 +58,12 @@ def oblivious(objective, rec, *, k, rng, replacement, max_replacements):
             gain = state.add(int(j))
         except CollinearFeature:
             continue  # a duplicate of a kept feature adds nothing to the model
-        rec.emit(
-            "add",
-            feature=int(j),
+        rec.added(
+            int(j),
             objective=state.value,
             support_size=len(state.support),
             gain=gain,
             score=float(scores[j]),
-            accepted=True,
             candidates=cand if len(state.support) == 1 else None,
         )
     reason = f"kept the top k = {k} features"

@@ -41,30 +41,26 @@ def replacement_steps(
             return state, "no candidate feature outside the support"
         improvement = state.value - tested
         if not improvement > 0:
-            rec.emit(
-                "check",
-                feature=r,
+            rec.checked(
+                r,
                 feature_out=q,
                 objective=state.value,
                 support_size=len(state.support),
-                gain=improvement,
+                cost=improvement,
                 threshold=0.0,
-                accepted=False,
                 reason="replacement would not lower the objective",
             )
             return state, "replacement steps converged"
         old = state.value
         state = trial
-        rec.emit(
-            "swap",
-            feature=r,
-            feature_out=q,
+        rec.swapped(
+            r,
+            q,
             objective=state.value,
             support_size=len(state.support),
             gain=old - state.value,
             score=improvement,
             threshold=0.0,
-            accepted=True,
         )
     return state, f"max_replacements = {max_iter} replacement steps taken"
 

@@ -67,7 +67,7 @@ from ..projections import (
     hard_threshold_support,
     sght,
 )
-from ..registry import Param, register_algorithm
+from ..registry import Param, Requirements, register_algorithm
 from ..trace import Recorder
 from .common import Solution, emit_stop
 
@@ -183,11 +183,7 @@ class Constraint:
         return ", ".join(parts)
 
 
-def _groups_index(name: str, groups: np.ndarray | None, n_features: int) -> GroupIndex:
-    if groups is None:
-        raise ValueError(
-            f"algorithm {name!r} needs groups: pass groups=, one group label per feature"
-        )
+def _groups_index(groups: np.ndarray, n_features: int) -> GroupIndex:
     groups = np.asarray(groups)
     if groups.shape != (n_features,):
         raise ValueError(
@@ -205,7 +201,7 @@ def _check_s2(s2: int, index: GroupIndex) -> None:
 
 
 def sght_constraint(
-    n_features: int, groups: np.ndarray | None, k: int | None, s1: int | None, s2: int
+    n_features: int, groups: np.ndarray, k: int | None, s1: int | None, s2: int
 ) -> Constraint:
     """Validate the budgets of ``sght`` (k stands for s1 when s1 is not given)."""
     if s1 is None:
@@ -216,7 +212,7 @@ def sght_constraint(
         raise ValueError(f"parameter 's1' = {s1} contradicts k = {k}; give one of them")
     if s1 > n_features:
         raise ValueError(f"parameter 's1' must be at most n_features = {n_features}, got {s1}")
-    index = _groups_index("sght", groups, n_features)
+    index = _groups_index(groups, n_features)
     _check_s2(s2, index)
     if s1 < s2:
         raise ValueError(
@@ -391,19 +387,17 @@ class Events:
         size = len(self.support)
         for j in np.setdiff1d(self.support, new, assume_unique=True):
             size -= 1
-            self.rec.emit("remove", feature=int(j), objective=step.value, support_size=size)
+            self.rec.removed(j, objective=step.value, support_size=size)
         for j in np.setdiff1d(new, self.support, assume_unique=True):
             size += 1
-            self.rec.emit(
-                "add",
-                feature=int(j),
+            self.rec.added(
+                j,
                 objective=step.value,
                 support_size=size,
                 score=abs(float(step.x[j])),  # what the projection ranked it by
             )
         self.support = new
-        self.rec.emit(
-            "iterate",
+        self.rec.iterated(
             objective=step.value,
             support_size=len(new),
             info={
@@ -527,14 +521,17 @@ def run(
     if state is not None:
         emit_stop(rec, state, reason)
     else:
-        rec.emit("stop", objective=value, support_size=len(support), reason=reason)
-    return Solution(support=support, coef=coef, intercept=intercept, value=value, reason=reason)
+        rec.stopped(reason, objective=value, support_size=len(support))
+    return Solution(support, coef, intercept, objective=value, stop_reason=reason)
 
 
 def _settings(
     variant: str, max_iter: int, tol: float, eta: float, sigma: float, refit: bool
 ) -> Settings:
     return Settings.of(variant, max_iter=max_iter, tol=tol, eta=eta, sigma=sigma, refit=refit)
+
+
+_GROUPED = Requirements(capabilities=frozenset({"linear"}), groups=True)
 
 
 @register_algorithm(
@@ -546,7 +543,7 @@ def _settings(
     params=(S1, S2, *COMMON_PARAMS),
     k="optional",
     family="hard-thresholding",
-    uses_groups=True,
+    requires=_GROUPED,
 )
 def sght_algorithm(
     objective: Objective,
@@ -554,7 +551,7 @@ def sght_algorithm(
     *,
     k: int | None,
     rng: np.random.Generator,
-    groups: np.ndarray | None,
+    groups: np.ndarray,
     s1: int | None,
     s2: int,
     variant: str,
@@ -578,6 +575,7 @@ def sght_algorithm(
     params=COMMON_PARAMS,
     k="required",
     family="hard-thresholding",
+    requires=Requirements(capabilities=frozenset({"linear"})),
 )
 def iht_algorithm(
     objective: Objective,
@@ -606,7 +604,7 @@ def iht_algorithm(
     params=(S2, *COMMON_PARAMS),
     k="unused",
     family="hard-thresholding",
-    uses_groups=True,
+    requires=_GROUPED,
 )
 def ght_algorithm(
     objective: Objective,
@@ -614,7 +612,7 @@ def ght_algorithm(
     *,
     k: None,
     rng: np.random.Generator,
-    groups: np.ndarray | None,
+    groups: np.ndarray,
     s2: int,
     variant: str,
     max_iter: int,
@@ -624,7 +622,7 @@ def ght_algorithm(
     refit: bool,
 ) -> Solution:
     """Group hard thresholding: the group budget of SGHT alone."""
-    index = _groups_index("ght", groups, objective.n_features)
+    index = _groups_index(groups, objective.n_features)
     _check_s2(s2, index)
     constraint = Constraint("ght", None, s2, index)
     return run(objective, rec, constraint, _settings(variant, max_iter, tol, eta, sigma, refit))

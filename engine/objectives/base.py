@@ -9,8 +9,12 @@ talk to these two interfaces, so every algorithm works with every objective.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .design import Design
 
 FORWARD_RULES = ("obj", "gdt", "quad", "refit")
 
@@ -20,12 +24,24 @@ class CollinearFeature(ValueError):
 
 
 class Objective(ABC):
-    """A smooth convex loss Q(coef, intercept) over a fixed data set."""
+    """A smooth convex loss Q(coef, intercept) over a fixed data set.
+
+    ``capabilities`` declares what the objective offers beyond this interface (the keys of
+    ``engine.registry.CAPABILITIES``); algorithms state which they need and
+    ``engine.check_config`` compares the two, so no algorithm asks for an objective by name.
+    An objective with ``"linear"`` is a linear model over the columns of a matrix and has
+    ``design`` (that matrix), ``y`` (the targets as its loss reads them) and ``lam`` (its ridge
+    weight, 0 without one).
+    """
 
     name: str = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
     n_samples: int
     n_features: int
     fit_intercept: bool
+    design: Design
+    y: np.ndarray
+    lam: float = 0.0
 
     @abstractmethod
     def value(self, coef: np.ndarray, intercept: float = 0.0) -> float:
@@ -38,6 +54,11 @@ class Objective(ABC):
     @abstractmethod
     def start(self) -> ActiveSet:
         """The model on the empty support (intercept fitted when there is one)."""
+
+    def l1_smoothness(self) -> float | None:
+        """beta with Q(w + u) <= Q(w) + <grad, u> + (beta/2) ||u||_1^2 everywhere, when the
+        objective can state it (Frank-Wolfe's closed-form step); None otherwise."""
+        return None
 
     def fit_support(self, support) -> ActiveSet:
         """The model refitted on ``support``."""

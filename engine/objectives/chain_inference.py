@@ -43,7 +43,6 @@ class ChainLayout:
         # (n_chains, t_max): flat index of position t of chain i (clipped on padding).
         self.valid = t[None, :] < self.lengths[:, None]
         self.index = np.where(self.valid, starts[:-1, None] + t[None, :], 0)
-        self.ragged = bool(np.any(self.lengths != self.t_max))
         # Flat positions that have a predecessor in their chain (the transitions).
         has_prev = np.ones(self.n_positions, dtype=bool)
         has_prev[starts[:-1]] = False
@@ -138,7 +137,7 @@ class _Blocks:
     def __init__(self, layout: ChainLayout) -> None:
         T = layout.t_max
         self.L = L = max(1, int(np.ceil(np.sqrt(T))))
-        self.n_blocks = nb = -(-T // L)
+        nb = -(-T // L)
         t = np.arange(nb * L).reshape(nb, L)
         self.valid = t[None] < layout.lengths[:, None, None]  # (n_chains, nb, L)
         self.first = t[None] == 0  # the first position of every chain

@@ -35,7 +35,6 @@ class ColumnStats:
     def __init__(self, columns: Columns, design) -> None:
         self.columns = columns
         self.design = design
-        n = design.n_samples
         X = design.X
         if design.sparse:
             self.X_sq = X.multiply(X).tocsc()
@@ -45,7 +44,6 @@ class ColumnStats:
         else:
             self.X_sq = None
             self.absmax = np.abs(X).max(axis=0)
-        self.mean_sq = design.sq_norms / n  # uncentred design: plain mean of x^2
 
     def sq_rmatvec(self, v: np.ndarray) -> np.ndarray:
         """(X o X).T @ v."""

@@ -229,7 +229,6 @@ class CRFActiveSet(ActiveSet):
         bias -= bias[0]  # b[0] = 0 fixes the biases' flat direction (see _refit)
         self.theta = np.concatenate([bias, np.zeros(C * C)])
         self.value = np.inf
-        self.refit_iterations = 0
         self._hessian: np.ndarray | None = None  # of the last refit, carried to the next
         if fit:
             self._refit()
@@ -292,14 +291,13 @@ class CRFActiveSet(ActiveSet):
         f, g = evaluate(x[None])
         f, g = float(f[0]), g[0]
         H = None if dense_only else self._carried_hessian(change, evaluate, x, g)
-        x, iterations, H = chord_newton(evaluate, x, f, g, H)
+        x, _, H = chord_newton(evaluate, x, f, g, H)
         if not dense_only:
             self._hessian = H
         z[free] = x
         if k:
             self._w = z[:k].copy()
         self.theta = z[k:].copy()
-        self.refit_iterations += iterations
         self._evaluate()
 
     def _carried_hessian(self, change, evaluate, x: np.ndarray, g: np.ndarray):
@@ -487,16 +485,5 @@ register_objective(
         ),
         task="sequence",
         check_input=check_chains,
-        algorithms=(
-            "foba-obj",
-            "foba-gdt",
-            "fb-threshold",
-            "forward-obj",
-            "omp",
-            "stepwise",
-            "backward",
-            "oblivious",
-            "replacement",
-        ),
     )
 )

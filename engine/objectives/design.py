@@ -95,11 +95,6 @@ class Design:
             out = out - self.mean[idx] @ v
         return out
 
-    def full_matvec(self, w: np.ndarray) -> np.ndarray:
-        """Xc @ w for a full coefficient vector."""
-        nz = np.flatnonzero(w)
-        return self.matvec(nz, w[nz])
-
 
 class SupportBlock:
     """The (centred) columns of a support, kept in the form that makes products cheap.

@@ -98,6 +98,8 @@ class GLMObjective(Objective):
     fit_intercept : bool, default True
     """
 
+    capabilities = frozenset({"linear"})
+
     def __init__(
         self, X, y, loss: SmoothLoss, *, lam: float = 0.0, fit_intercept: bool = True
     ) -> None:

@@ -33,6 +33,7 @@ class LeastSquares(Objective):
     """
 
     name = "least_squares"
+    capabilities = frozenset({"linear", "quadratic", "l1-path"})
 
     def __init__(self, X, y, *, fit_intercept: bool = True) -> None:
         self.design = Design(X, center=fit_intercept)
@@ -53,6 +54,11 @@ class LeastSquares(Objective):
         r = self.y - np.asarray(self.design.X @ coef).ravel() - intercept
         n = self.n_samples
         return -np.asarray(self.design.X.T @ r).ravel() / n, -float(r.sum()) / n
+
+    def l1_smoothness(self) -> float:
+        """Per-sample curvature 1 on the (centred) columns it fits on: max_j ||x_j||^2 / n."""
+        sq = self.design.sq_norms
+        return (float(sq.max()) if sq.size else 0.0) / self.n_samples
 
     def start(self) -> LeastSquaresActiveSet:
         return LeastSquaresActiveSet(self)

@@ -98,6 +98,12 @@ BAD_RUNS = {
         ["test_fraction"],
         ["less than 1"],
     ),
+    "group method on a data set without groups": (
+        {"algorithm": "group-omp", "k": 2},
+        ["algorithm"],
+        ["needs groups"],
+    ),
+    "forward method without an end": ({"algorithm": "omp"}, ["params"], ["stopping threshold"]),
     "unknown field": ({"algorithm": "omp", "k": 2, "tol": 1}, ["tol"], ["Extra inputs"]),
     "negative seed": ({"algorithm": "omp", "k": 2, "seed": -1}, ["seed"], ["greater than"]),
 }

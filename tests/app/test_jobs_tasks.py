@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from app.db import create_tables, make_engine
+import engine
+from app.db import create_tables, make_db
 from app.jobs import lease
 from app.jobs.tasks import JobContext, ProgressMeter, TraceWriter, run_job
 from app.models import DatasetGenerate, Run, RunConfig, RunStatus, TraceEvent
@@ -20,10 +21,10 @@ from engine.trace import Event
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
-    engine = make_engine(database_url)
-    create_tables(engine)
-    yield engine
-    engine.dispose()
+    db = make_db(database_url)
+    create_tables(db)
+    yield db
+    db.dispose()
 
 
 def queue_run(db: Engine, data_dir: Path, **config) -> int:
@@ -46,7 +47,7 @@ def queue_run(db: Engine, data_dir: Path, **config) -> int:
 
 
 def context(db: Engine, data_dir: Path, held: lease.Claim, **options) -> JobContext:
-    return JobContext(engine=db, data_dir=data_dir, claim=held, **options)
+    return JobContext(db=db, data_dir=data_dir, claim=held, **options)
 
 
 def stored(db: Engine, run_id: int) -> tuple[Run, list[int]]:
@@ -103,7 +104,7 @@ def test_trace_is_written_in_batches(db: Engine, data_dir: Path) -> None:
     run_id = queue_run(db, data_dir, algorithm="omp", k=3)
     held = lease.claim(db, run_id, "here")
     ctx = context(db, data_dir, held, batch_events=3, batch_seconds=3600)
-    meter = ProgressMeter(family="forward", k=10, n_features=10, max_steps=None)
+    meter = ProgressMeter(engine.check_config("omp", k=10, n_features=10))
     writer = TraceWriter(ctx, meter)
     written = []
     for step in range(7):
@@ -115,19 +116,19 @@ def test_trace_is_written_in_batches(db: Engine, data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "family, k, d, max_steps, events, expected",
+    "algorithm, k, d, params, events, expected",
     [
-        ("forward-backward", 4, 50, None, [("add", 1), ("add", 2), ("remove", 1)], 3 / 20),
-        ("forward-backward", 4, 50, 6, [("add", 1), ("check", 1)], 1 / 6),
-        ("forward", 4, 50, None, [("add", 1), ("add", 2)], 2 / 4),
-        ("backward", 10, 50, None, [("remove", 49), ("remove", 48)], 2 / 40),
-        ("forward", None, 50, None, [("add", 1)], 0.0),
-        ("forward", 2, 50, None, [("add", 1), ("add", 2), ("swap", 2)], 0.99),
-        ("backward", 10, 50, None, [], 0.0),
+        ("foba-obj", 4, 50, {}, [("add", 1), ("add", 2), ("remove", 1)], 3 / 20),
+        ("foba-obj", 4, 50, {"max_steps": 6}, [("add", 1), ("check", 1)], 1 / 6),
+        ("omp", 4, 50, {}, [("add", 1), ("add", 2)], 2 / 4),
+        ("backward", 10, 50, {}, [("remove", 49), ("remove", 48)], 2 / 40),
+        ("omp", None, 50, {"epsilon": 0.1}, [("add", 1)], 0.0),
+        ("omp", 2, 50, {}, [("add", 1), ("add", 2), ("swap", 2)], 0.99),
+        ("backward", 10, 50, {}, [], 0.0),
     ],
 )
-def test_progress(family, k, d, max_steps, events, expected) -> None:
-    meter = ProgressMeter(family=family, k=k, n_features=d, max_steps=max_steps)
+def test_progress(algorithm, k, d, params, events, expected) -> None:
+    meter = ProgressMeter(engine.check_config(algorithm, k=k, params=params, n_features=d))
     for step, (kind, size) in enumerate(events):
         meter.observe(Event(step=step, kind=kind, objective=0.0, support_size=size))
     assert meter.progress == pytest.approx(expected)

@@ -65,11 +65,21 @@ def test_upload_run_poll_result_for_several_algorithms(worker_client) -> None:
         assert metrics["accuracy"] > 0.8 and metrics["log_loss"] < 0.5
         assert metrics["mse"] is None
 
-    # An error only the engine can find fails the run, with the engine's message.
-    failing = submit(worker_client, ds["id"], algorithm="fb-threshold", params={"eps_back": 1.0})
+    # The engine's own checks refuse a run at submit, with the engine's message ...
+    refused = worker_client.post(
+        "/api/runs",
+        json={"dataset_id": ds["id"], "algorithm": "fb-threshold", "params": {"eps_back": 1.0}},
+    )
+    assert refused.status_code == 422
+    assert "give k, or a stopping threshold, or max_steps" in refused.json()["detail"][0]["msg"]
+    # ... and an error only the data can show (a column copying another makes the full model
+    # of backward elimination unidentifiable) fails the run, with the engine's message.
+    twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
+    twin_set = upload_ok(worker_client, twins, target="y")
+    failing = submit(worker_client, twin_set["id"], algorithm="backward", k=1)
     failing = wait_for(worker_client, failing["id"])
     assert failing["status"] == "failed"
-    assert "give k, or a stopping threshold, or max_steps" in failing["error"]
+    assert "linear combination" in failing["error"]
     assert worker_client.post(f"/api/runs/{runs[0]['id']}/cancel").status_code == 409
     check_comparison_trace_and_exports(worker_client)
 

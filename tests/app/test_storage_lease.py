@@ -10,7 +10,7 @@ from sqlalchemy import Engine, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from app.db import create_tables, make_engine, normalise_url
+from app.db import create_tables, make_db, normalise_url
 from app.errors import Conflict
 from app.jobs import lease
 from app.models import Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
@@ -19,10 +19,10 @@ from app.services.datasets import delete_dataset
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
-    engine = make_engine(database_url)
-    create_tables(engine)
-    yield engine
-    engine.dispose()
+    db = make_db(database_url)
+    create_tables(db)
+    yield db
+    db.dispose()
 
 
 def add_dataset(db: Engine) -> int:
@@ -85,12 +85,12 @@ def test_postgres_urls_use_psycopg3() -> None:
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
-    engine = make_engine(f"sqlite:///{data_dir / 'p.db'}")
-    with engine.connect() as conn:
+    db = make_db(f"sqlite:///{data_dir / 'p.db'}")
+    with db.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 10_000
-    engine.dispose()
+    db.dispose()
 
 
 def test_only_one_claim_wins(db: Engine) -> None:

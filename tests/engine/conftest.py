@@ -10,8 +10,6 @@ from __future__ import annotations
 import pytest
 from engine_problems import (
     make_classification,
-    make_decoy_classification,
-    make_decoy_problem,
     make_figure2_problem,
     make_regression,
 )
@@ -30,17 +28,5 @@ def classification():
 
 
 @pytest.fixture(scope="session")
-def decoy_problem():
-    """make_decoy_problem(seed, n=40, d=10, k=3)."""
-    return make_decoy_problem
-
-
-@pytest.fixture(scope="session")
 def figure2_problem():
     return make_figure2_problem()
-
-
-@pytest.fixture(scope="session")
-def decoy_classification():
-    """make_decoy_classification(seed, n=80, d=10, k=3)."""
-    return make_decoy_classification

@@ -7,7 +7,6 @@ seeded explicitly); nothing depends on global random state.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 
 def make_regression(
@@ -113,10 +112,6 @@ def make_figure2_problem(seed: int = 0, n: int = 50, n_noise: int = 5):
     X = np.column_stack([f1, f2, f3, noise_cols])
     y = f1 + 1.05 * f2 + 1e-3 * rng.standard_normal(n)
     return X, y
-
-
-def to_sparse(X, fmt: str = "csr"):
-    return sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
 
 
 def make_pruning_problem(seed: int, n: int = 200):

@@ -127,11 +127,11 @@ def test_objective_decreases_to_the_independent_l1_optimum(name, tolerances):
     excess = []
     for eps in tolerances:
         sol = solve_l1(obj, radius, epsilon=eps, max_iter=20_000)
-        assert sol.reason.startswith("duality gap")
+        assert sol.stop_reason.startswith("duality gap")
         assert sol.gap <= eps
         # The gap bounds Q(w) - Q* (weak duality); the iterate is feasible, so Q(w) >= Q*.
-        assert -1e-9 <= sol.value - best <= eps
-        excess.append(sol.value - best)
+        assert -1e-9 <= sol.objective - best <= eps
+        excess.append(sol.objective - best)
     assert excess[1] < excess[0]
 
 
@@ -257,7 +257,7 @@ def test_objectives_without_a_known_smoothness_use_backtracking():
     assert all(np.abs(s.coef).sum() <= radius * (1 + 1e-12) for s in steps)
     assert all(s.value <= s.previous + 1e-13 for s in steps)
     best = l1_optimum("least_squares")[0]
-    assert -1e-9 <= sol.value - best <= 1e-2
+    assert -1e-9 <= sol.objective - best <= 1e-2
 
 
 # --------------------------------------------------------------------------- sparsification

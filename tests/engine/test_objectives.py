@@ -36,10 +36,6 @@ def _lg(X, y, fmt="dense", lam=1e-2, fit_intercept=True):
     return Logistic(_fmt(X, fmt), y, lam=lam, fit_intercept=fit_intercept)
 
 
-def _rel(a, b):
-    return abs(a - b) / max(abs(b), 1e-300)
-
-
 # --------------------------------------------------------------------------- values
 
 

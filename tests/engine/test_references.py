@@ -46,10 +46,6 @@ METHODS = [
 ]
 
 
-def _ids(methods):
-    return [a + "".join(f"-{v}" for v in p.values()) for a, p in methods]
-
-
 # --------------------------------------------------------------------------- best subset
 
 

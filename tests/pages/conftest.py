@@ -26,7 +26,8 @@ class Site:
     logistic: dict  # classification data set
     foba: dict  # finished FoBa run with candidate scores and a test split
     forward: dict  # finished forward greedy run without candidate scores
-    failed: dict  # a run the engine refused
+    failed: dict  # a run that failed in the worker: the data defeat the algorithm
+    wide: dict  # more features than rows
     comparison: dict
 
 
@@ -37,11 +38,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         ds = generate(client, "gaussian_regression", n=80, d=12, k_true=3, rho=0.6)
         logistic = generate(client, "liu2014_logistic", n=80, d=10, s=3)
         wide = generate(client, "gaussian_regression", n=10, d=20, k_true=3)
+        # Column c copies a: the full model of backward elimination is not identifiable, which
+        # only the fit itself can find out.
+        twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
+        upload = client.post(
+            "/api/datasets", files={"file": ("twins.csv", twins)}, data={"target": "y"}
+        )
+        assert upload.status_code == 201, upload.text
         foba = submit(
             client, ds["id"], algorithm="foba-obj", k=3, record_candidates=True, test_fraction=0.25
         )
         forward = submit(client, ds["id"], algorithm="forward-obj", k=3)
-        failed = submit(client, wide["id"], algorithm="backward", k=3)
+        failed = submit(client, upload.json()["id"], algorithm="backward", k=1)
         response = client.post(
             "/api/comparisons",
             json={
@@ -66,6 +74,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             client.get(f"/api/runs/{foba['id']}").json(),
             client.get(f"/api/runs/{forward['id']}").json(),
             client.get(f"/api/runs/{failed['id']}").json(),
+            wide,
             comparison,
         )
 

@@ -8,19 +8,13 @@ from page_helpers import check_figure
 import engine
 from app.models import Run
 from app.services import charts, teach
+from engine.trace import Event, best_along_path, membership, supports_in_order
 
 NAMES = ["alpha", "beta", "gamma", "delta", "eps"]
 
 
 def ev(step, kind, feature=None, objective=1.0, size=0, **extra):
-    return {
-        "step": step,
-        "kind": kind,
-        "feature": feature,
-        "objective": objective,
-        "support_size": size,
-        **extra,
-    }
+    return Event(step, kind, objective, size, feature=feature, **extra)
 
 
 TRACE = [
@@ -35,7 +29,7 @@ TRACE = [
 
 
 def test_membership_and_frames_follow_adds_removes_and_swaps():
-    member = charts.membership(TRACE)
+    member = membership(TRACE)
     assert member.order == [2, 0, 1, 3]
     assert member.segments[2] == [(0, 4)]
     assert member.segments[0] == [(2, 5)]
@@ -45,7 +39,7 @@ def test_membership_and_frames_follow_adds_removes_and_swaps():
     last = frames["supports"][frames["frames"][-1]["support"]]
     assert sorted(last) == [1, 3]
     assert "delete gamma" in frames["frames"][4]["text"]
-    assert teach.supports(TRACE)[-1] == [1, 3]
+    assert supports_in_order(TRACE)[-1] == [1, 3]
 
 
 def test_long_traces_thin_iterations_but_keep_every_decision():
@@ -101,7 +95,7 @@ def test_roc_needs_true_and_false_features():
 
 
 def test_best_by_size_is_zhangs_best_along_the_path():
-    best = charts.best_by_size(TRACE)
+    best = {k: (sorted(s), v, step) for k, (s, v, step) in best_along_path(TRACE).items()}
     assert best[1] == ([2], 5.0, 0)
     assert best[2] == ([1, 3], 1.1, 5)  # the swap beats the deletion's 1.2 and the add's 3.0
     assert best[3] == ([0, 1, 2], 1.0, 3)

@@ -166,7 +166,19 @@ def test_finished_run_page_has_player_charts_and_results(site):
 
 def test_failed_run_page_shows_the_error(site):
     page = html_of(site.client, f"/runs/{site.failed['id']}")
-    assert "The run failed" in page and "more samples than features" in page
+    assert "The run failed" in page and "linear combination" in page
+
+
+def test_backward_elimination_is_greyed_out_and_refused_when_n_is_not_above_d(site):
+    page = html_of(site.client, f"/datasets/{site.wide['id']}")
+    label = page[page.index('data-algorithm="backward"') :]
+    label = label[: label.index("</label>")]
+    assert "disabled" in label and "needs more rows than features" in label
+    response = site.client.post(
+        "/api/runs", json={"dataset_id": site.wide["id"], "algorithm": "backward", "k": 3}
+    )
+    assert response.status_code == 422
+    assert "more samples than features" in response.json()["detail"][0]["msg"]
 
 
 def test_queued_run_page_polls_a_live_fragment(idle):

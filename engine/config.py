@@ -1,0 +1,205 @@
+"""``check_config``: the one validation of a selection request, before any data is touched.
+
+``engine.select`` calls it once it knows the data's shape, and the app calls it at submit time
+with the data set's shape, so a request is refused for the same reasons, with the same words,
+wherever it comes from. Each refusal is a :class:`ConfigError` naming the field at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import algorithms as _algorithms  # noqa: F401  (registers the algorithms)
+from . import objectives as _objectives  # noqa: F401  (registers the objectives)
+from .algorithms.common import default_max_steps
+from .registry import CAPABILITIES, REGISTRY, AlgorithmSpec, ObjectiveSpec
+
+
+class ConfigError(ValueError):
+    """A request the engine refuses; ``field`` is what to fix: ``algorithm``, ``objective``,
+    ``k``, ``params`` or ``groups``."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Config:
+    """A checked request: the entries, k, and every parameter with its default filled in."""
+
+    algorithm: AlgorithmSpec
+    objective: ObjectiveSpec
+    k: int | None
+    algorithm_params: dict[str, Any] = field(default_factory=dict)
+    objective_params: dict[str, Any] = field(default_factory=dict)
+    n_features: int | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Objective and algorithm parameters together, as a run stores them."""
+        return {**self.objective_params, **self.algorithm_params}
+
+    @property
+    def forward_rule(self) -> str | None:
+        return self.algorithm.traits.rule(self.algorithm_params)
+
+    @property
+    def path_length(self) -> int | None:
+        """Add/remove steps the path may take (Zhang's 5k by default), for methods that have
+        a step budget; None for the others."""
+        if "max_steps" not in self.algorithm_params or self.n_features is None:
+            return None
+        given = self.algorithm_params["max_steps"]
+        return given if given is not None else default_max_steps(self.k, self.n_features)
+
+    def progress(self, steps: int, size: int | None) -> float:
+        """Fraction of the run done after ``steps`` support changes with ``size`` features
+        selected (below 1: only a stored result is done)."""
+        if size is None:
+            return 0.0
+        k, d, path = self.k, self.n_features, self.algorithm.traits.path
+        if path == "best-k" and self.path_length:
+            done = steps / self.path_length
+        elif path == "backward" and k is not None and d is not None and d > k:
+            done = (d - size) / (d - k)
+        elif k:
+            done = size / k
+        else:
+            done = 0.0
+        return min(max(done, 0.0), 0.99)
+
+
+def check_config(
+    algorithm: str,
+    objective: str = "least_squares",
+    *,
+    k: Any = None,
+    params: Mapping[str, Any] | None = None,
+    n_samples: int | None = None,
+    n_features: int | None = None,
+    has_groups: bool | None = None,
+    task: str | None = None,
+) -> Config:
+    """Check a request against the registry; return it with defaults filled in.
+
+    Parameters
+    ----------
+    algorithm, objective : str
+        Names in ``engine.ALGORITHMS`` and ``engine.OBJECTIVES``.
+    k : int, optional
+        Target number of features, checked against the algorithm's use of k and n_features.
+    params : mapping
+        Algorithm and objective parameters by name (objective parameters are routed to it).
+    n_samples, n_features : int, optional
+        The data's shape (of the selectable features); checks that need it are skipped
+        without it.
+    has_groups : bool, optional
+        Whether the features carry group labels; None skips the check.
+    task : str, optional
+        The data's task (``regression`` or ``classification``); None skips the check.
+
+    Raises
+    ------
+    ConfigError
+        Naming the field at fault and what is allowed.
+    """
+    algo = _lookup(REGISTRY.algorithms, algorithm, "algorithm")
+    obj = _lookup(REGISTRY.objectives, objective, "objective")
+    if task is not None and obj.task == "classification" and task != "classification":
+        raise ConfigError(
+            f"objective {obj.name!r} needs a binary target, but the data is a {task} task; "
+            "use a regression objective",
+            "objective",
+        )
+    if missing := algo.requires.capabilities - obj.capabilities:
+        raise ConfigError(
+            f"objective {obj.name!r} works with algorithms {', '.join(algorithms_for(obj))}, "
+            f"not {algo.name!r}, which needs {_describe(missing)}",
+            "objective",
+        )
+    params = dict(params or {})
+    own = {p.name for p in obj.params}
+    try:
+        obj_params = obj.validate({n: v for n, v in params.items() if n in own})
+        algo_params = algo.validate({n: v for n, v in params.items() if n not in own})
+    except ValueError as exc:
+        raise ConfigError(str(exc), "params") from None
+    for name, by_value in algo.requires.when.items():
+        value = algo_params.get(name)
+        if missing := frozenset(by_value.get(value, ())) - obj.capabilities:
+            raise ConfigError(
+                f"parameter {name!r} = {value!r} of algorithm {algo.name!r} needs "
+                f"{_describe(missing)}; objective {obj.name!r} does not offer it",
+                "params",
+            )
+    k = _check_k(k, algo, n_features)
+    if algo.requires.groups and has_groups is False:
+        raise ConfigError(
+            f"algorithm {algo.name!r} needs groups: one group label per feature "
+            "(groups=, or a data set with feature groups)",
+            "groups",
+        )
+    if algo.requires.more_samples_than_features and n_samples is not None and n_features:
+        if n_features >= n_samples:
+            raise ConfigError(
+                f"{algo.title} needs more samples than features (got n_samples = {n_samples}, "
+                f"n_features = {n_features}): the full model fits the data exactly and no "
+                "deletion can be told from another (Zhang 2008, Section 2). Use FoBa or forward "
+                "selection instead.",
+                "algorithm",
+            )
+    if algo.requires.check is not None:
+        try:
+            algo.requires.check(k, algo_params)
+        except ValueError as exc:
+            raise ConfigError(str(exc), "params") from None
+    return Config(algo, obj, k, algo_params, obj_params, n_features)
+
+
+def algorithms_for(objective: ObjectiveSpec) -> list[str]:
+    """Algorithms whose (parameter-free) requirements the objective meets."""
+    return [
+        name
+        for name, spec in REGISTRY.algorithms.items()
+        if spec.requires.capabilities <= objective.capabilities
+    ]
+
+
+def _lookup(registry: Mapping[str, Any], name: str, kind: str) -> Any:
+    if not isinstance(name, str) or name not in registry:
+        raise ConfigError(
+            f"unknown {kind} {name!r}; available: {', '.join(sorted(registry))}", kind
+        )
+    return registry[name]
+
+
+def _describe(capabilities: frozenset[str]) -> str:
+    return "; ".join(f"{c} ({CAPABILITIES[c]})" for c in sorted(capabilities))
+
+
+def _check_k(k: Any, algo: AlgorithmSpec, n_features: int | None) -> int | None:
+    span = f"1 to {n_features}" if n_features is not None else "1 or more"
+    if k is None:
+        if algo.k == "required":
+            raise ConfigError(
+                f"algorithm {algo.name!r} needs k, the number of features to select ({span})",
+                "k",
+            )
+        return None
+    if algo.k == "unused":
+        raise ConfigError(f"algorithm {algo.name!r} does not take k", "k")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ConfigError(f"k must be an integer from {span}, got {k!r}", "k")
+    if k < 1 or (n_features is not None and k > n_features):
+        raise ConfigError(
+            f"k must be between 1 and {n_features} (n_features = {n_features}), got {k}"
+            if n_features is not None
+            else f"k must be at least 1, got {k}",
+            "k",
+        )
+    return int(k)
