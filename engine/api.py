@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from .algorithms.common import Solution
 from .config import check_config
 from .registry import REGISTRY
+from .scaling import column_scale, scale_columns
 from .trace import (
     SUPPORT_CHANGING,
     Event,
@@ -41,6 +42,10 @@ class SelectionResult:
     dense_params : dict of ndarray, or None
         Parameters fitted on every support but never selected, beyond the intercept (the CRF's
         label biases and transitions); None for the other objectives.
+    scale : ndarray of shape (n_features,), or None
+        The column scales the selection ran on (``standardize=True``), or None. ``coef`` is
+        on the original scale either way; the trace's scores and gains are those of the
+        scaled problem.
     """
 
     support: np.ndarray
@@ -57,6 +62,7 @@ class SelectionResult:
     elapsed: float = 0.0
     cancelled: bool = False
     dense_params: dict[str, np.ndarray] | None = None
+    scale: np.ndarray | None = None
 
     def best_along_path(self) -> dict[int, tuple[frozenset[int], float, int]]:
         """Zhang's best size-k support along the path, for every size the path visited."""
@@ -75,6 +81,7 @@ def select(
     random_state: int | None = None,
     record_candidates: bool = False,
     max_candidates: int = 50,
+    standardize: bool = False,
     **params: Any,
 ) -> SelectionResult:
     """Select features of X for predicting y.
@@ -104,6 +111,13 @@ def select(
         Attach the candidate scores behind each decision (teaching mode).
     max_candidates : int
         Keep the best this many candidate scores per decision (0 keeps all).
+    standardize : bool, default False
+        Select on columns scaled to unit variance (unit root mean square without an
+        intercept), as glmnet and abess do, so that the choice does not depend on the
+        columns' units; ``coef`` and ``intercept`` come back on the original scale. Least
+        squares then fits exactly the same models; with a ridge term (``lam``) the penalty
+        applies to the scaled coefficients. Ignored by objectives that build their own
+        features (the CRF's indicators have no units).
     **params
         Parameters of the algorithm and of the objective (by name; see the registries).
 
@@ -129,6 +143,11 @@ def select(
         has_groups=groups is not None,
     )
     extra = {"groups": _check_groups(groups, n_features)} if config.algorithm.uses_groups else {}
+    scale = None
+    if standardize and "linear" in obj_spec.capabilities:
+        centered = bool(config.objective_params.get("fit_intercept", True))
+        scale = column_scale(X, centered=centered)
+        X = scale_columns(X, scale)
 
     if isinstance(recorder, Recorder):
         rec = recorder
@@ -149,7 +168,7 @@ def select(
     elapsed = time.perf_counter() - start
     return SelectionResult(
         support=sol.support,
-        coef=sol.coef,
+        coef=sol.coef / scale if scale is not None else sol.coef,
         intercept=float(sol.intercept),
         objective=float(sol.objective),
         trace=list(rec.events),
@@ -162,6 +181,7 @@ def select(
         elapsed=elapsed,
         cancelled=cancelled,
         dense_params=sol.dense,
+        scale=scale,
     )
 
 
