@@ -15,8 +15,8 @@ from .errors import install_handlers
 from .jobs.factory import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
-from .routers.pages import asset_dir
 from .routers.pages import router as pages_router
+from .routers.rendering import asset_dir
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,11 @@
       const target = document.getElementById(tag.dataset.plot);
       if (!target) return;
       const fig = JSON.parse(tag.textContent);
-      jobs.push(Plotly.react(target, fig.data, scaled(fig.layout), PLOT_CONFIG));
+      const layout = scaled(fig.layout);
+      // Plotly's autosize (on every relayout, e.g. the player's cursor) measures the
+      // container: pin its height to the figure's, or it collapses to the CSS minimum.
+      if (layout.height) target.style.height = `${layout.height}px`;
+      jobs.push(Plotly.react(target, fig.data, layout, PLOT_CONFIG));
     });
     return Promise.all(jobs);
   }

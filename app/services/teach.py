@@ -16,7 +16,8 @@ from engine.registry import Traits
 from engine.trace import Event, supports_in_order
 
 from ..models import Run
-from .charts import DASH, Figure, candidates_figure, feature_name, num
+from .charts.style import DASH, Figure, feature_name, num
+from .charts.teach import candidates_figure
 
 NU, TIMES, DELTA = "\u03bd", "\u00d7", "\u03b4"
 
