@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
+from fastapi.middleware.gzip import GZipMiddleware
 
 from .config import Settings
 from .db import create_tables, make_db
@@ -16,7 +16,7 @@ from .jobs.factory import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
 from .routers.pages import router as pages_router
-from .routers.rendering import asset_dir
+from .routers.rendering import static_files
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_handlers(app)
+    # Chart JSON, traces and plotly.js shrink 5-10 times; small answers are sent as they are.
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(
         BodyLimit,
         upload_path="/api/datasets",
@@ -76,5 +78,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_router())
     app.include_router(health_router)
     app.include_router(pages_router)
-    app.mount("/static", StaticFiles(directory=asset_dir("static")), name="static")
+    app.mount("/static", static_files(), name="static")
     return app

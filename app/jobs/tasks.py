@@ -57,6 +57,14 @@ class JobContext:
     def cancelled(self) -> bool:
         return self.cancel_requested or self.lost or self.shutdown()
 
+    def stop_reason(self) -> str | None:
+        """Why the run should stop now (it becomes the trace's stop reason), or None."""
+        if self.cancel_requested:
+            return "cancelled at the user's request"
+        if self.lost or self.shutdown():
+            return "the worker stopped; the run goes back to the queue"
+        return None
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -114,7 +122,7 @@ class TraceWriter:
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
 
-    def __call__(self, event: Event) -> bool:
+    def __call__(self, event: Event) -> bool | str:
         self.meter.observe(event)
         self.buffer.append(
             {
@@ -127,7 +135,7 @@ class TraceWriter:
         due = time.monotonic() - self.last_write >= self.ctx.batch_seconds
         if due or len(self.buffer) >= self.ctx.batch_events:
             self.write()
-        return not self.ctx.cancelled()
+        return self.ctx.stop_reason() or True
 
     def write(self) -> None:
         rows, self.buffer = self.buffer, []

@@ -9,7 +9,7 @@ lesson's runs).
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from ..deps import BackendDep, SessionDep, SettingsDep
 from ..services import datasets as dataset_service
@@ -70,19 +70,15 @@ def run_params(
 
 
 @router.get("/runs/{run_id}")
-def run_page(request: Request, session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
-    return render(request, "run.html", run_view.run_page(session, settings.data_dir, run_id))
+def run_page(request: Request, session: SessionDep, run_id: int) -> Response:
+    """The run; while it runs, the browser follows its trace through the API."""
+    return render(request, "run.html", run_view.run_page(session, run_id))
 
 
-@router.get("/runs/{run_id}/live")
-def run_live(request: Request, session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
-    """The polled fragment: status, progress and the charts so far; once the run has ended,
-    HX-Refresh makes the browser load the full results page."""
-    context = run_view.run_page(session, settings.data_dir, run_id)
-    response = render(request, "partials/run_live.html", context)
-    if not context["live"]:
-        response.headers["HX-Refresh"] = "true"
-    return response
+@router.get("/runs/{run_id}/figures")
+def run_figures(session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
+    """A finished run's figures and player frames, fetched by its page (sent compressed)."""
+    return JSONResponse(run_view.run_figures(session, settings.data_dir, run_id))
 
 
 # --------------------------------------------------------------------------- comparisons

@@ -10,7 +10,9 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.types import Scope
 
 from ..errors import AppError
 from ..models import ACTIVE
@@ -98,3 +100,20 @@ def render(
     ``target``, when given): one route serves both."""
     name = fragment if fragment is not None and is_htmx(request, target) else page
     return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+class StaticAssets(StaticFiles):
+    """static/: the vendored libraries (versioned files that never change in place) may be
+    cached for a year; our own CSS and JS are revalidated (their ETag answers 304)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        vendored = path.startswith("vendor/")
+        response.headers["Cache-Control"] = (
+            "public, max-age=31536000, immutable" if vendored else "no-cache"
+        )
+        return response
+
+
+def static_files() -> StaticAssets:
+    return StaticAssets(directory=asset_dir("static"))

@@ -96,7 +96,9 @@ def test_a_cancel_request_stops_the_run(db: Engine, data_dir: Path) -> None:
         assert cancel_run(session, run_id).cancel_requested  # what POST .../cancel does
     assert run_job(run_id, context(db, data_dir, held)) == RunStatus.cancelled
     run, steps = stored(db, run_id)
-    assert run.status == "cancelled" and run.result["stop_reason"] == "stopped by recorder"
+    assert (
+        run.status == "cancelled" and run.result["stop_reason"] == "cancelled at the user's request"
+    )
     assert steps == list(range(len(steps)))
 
 

@@ -143,10 +143,12 @@ def test_cancel_while_running(worker_client, slow_job) -> None:
     assert again.status_code in (200, 202)
     run = wait_for(worker_client, run["id"], timeout=10)
     assert run["status"] == "cancelled"
-    assert run["result"]["stop_reason"] == "stopped by recorder"  # the partial result is kept
+    assert (
+        run["result"]["stop_reason"] == "cancelled at the user's request"
+    )  # the partial result is kept
     events = full_trace(worker_client, run["id"])
     assert_clean_trace(events)
-    assert events[-1]["reason"] == "stopped by recorder"
+    assert events[-1]["reason"] == "cancelled at the user's request"
 
 
 def test_killed_worker_run_is_requeued_and_completes_once(worker_client, slow_job) -> None:

@@ -118,7 +118,7 @@ def test_missing_pages_are_html_404s(site):
         "/comparisons/9999",
         "/teach/9999",
         "/teach/lessons/nope",
-        "/runs/9999/live",
+        "/runs/9999/figures",
     ):
         page = html_of(site.client, url, 404)
         assert "does not exist" in page or "no lesson" in page
@@ -131,7 +131,14 @@ def test_finished_run_page_has_player_charts_and_results(site):
     run = site.foba
     page = html_of(site.client, f"/runs/{run['id']}")
     assert 'id="player"' in page and 'type="range"' in page
-    figs = figures(page)
+    assert 'data-figures="/runs/{}/figures"'.format(run["id"]) in page
+    for div in ("chart-path", "chart-objective-step", "chart-objective-size", "chart-coef"):
+        assert f'id="{div}"' in page
+    assert not figures(page)  # the page holds no chart data: it fetches it
+    response = site.client.get(f"/runs/{run['id']}/figures")
+    assert response.status_code == 200 and response.headers["content-encoding"] == "gzip"
+    payload = response.json()
+    figs = {f"chart-{key.replace('_', '-')}": fig for key, fig in payload["figures"].items()}
     assert {
         "chart-path",
         "chart-objective-step",
@@ -150,7 +157,7 @@ def test_finished_run_page_has_player_charts_and_results(site):
     assert markers["addition"]["symbol"] != markers.get("deletion", {"symbol": "x"})["symbol"] or (
         "deletion" not in markers
     )
-    frames = json.loads(re.search(r'id="player-data">(.*?)</script>', page, re.S).group(1))
+    frames = payload["frames"]
     assert len(frames["frames"]) == len(
         site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
     )
@@ -181,23 +188,44 @@ def test_backward_elimination_is_greyed_out_and_refused_when_n_is_not_above_d(si
     assert "more samples than features" in response.json()["detail"][0]["msg"]
 
 
-def test_queued_run_page_polls_a_live_fragment(idle):
+def test_queued_run_page_follows_the_trace_api(idle):
     ds = generate(idle, "gaussian_regression", n=40, d=8)
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2)
     page = html_of(idle, f"/runs/{run['id']}")
-    assert 'hx-get="/runs/{}/live"'.format(run["id"]) in page
-    assert 'hx-trigger="every 1s"' in page and "Cancel the run" in page
-    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
-    assert fragment.status_code == 200 and "<html" not in fragment.text
-    assert 'role="progressbar"' in fragment.text and "HX-Refresh" not in fragment.headers
+    assert 'data-live="live-setup"' in page and "Cancel the run" in page
+    assert 'role="progressbar"' in page and 'id="run-status"' in page
+    setup = json.loads(re.search(r'id="live-setup">(.*?)</script>', page, re.S).group(1))
+    assert setup["trace_url"] == f"/api/runs/{run['id']}/trace"
+    assert setup["names"] == ds["feature_names"] and setup["styles"]["add"]["symbol"]
+    for layout in setup["layouts"].values():
+        check_figure({"data": [], "layout": layout})
+    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
+    assert (poll["status"], poll["progress"], poll["complete"]) == ("queued", 0.0, False)
     assert idle.post(f"/api/runs/{run['id']}/cancel").status_code == 200
-    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
-    assert fragment.headers["HX-Refresh"] == "true"  # ended: the browser reloads the page
+    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
+    assert poll["complete"] and poll["cancel_requested"]  # ended: the page reloads itself
 
 
-def test_live_fragment_of_a_finished_run_asks_for_a_reload(site):
-    response = site.client.get(f"/runs/{site.foba['id']}/live", headers=HX)
-    assert response.status_code == 200 and response.headers["HX-Refresh"] == "true"
+def test_a_long_run_keeps_its_page_light(site):
+    """10,000 events: the page's HTML stays small (the charts come as compressed JSON) and a
+    poll for the events after the last one seen returns only those."""
+    ds = generate(site.client, "gaussian_regression", n=60, d=30, k_true=3)
+    run = submit(
+        site.client,
+        ds["id"],
+        algorithm="frank-wolfe",
+        params={"B1": 3.0, "epsilon": 1e-12, "max_iter": 9999},
+    )
+    run = wait_for(site.client, run["id"], timeout=180)
+    assert run["status"] == "done", run["error"]
+    page = site.client.get(f"/runs/{run['id']}")
+    assert len(page.content) < 400_000, len(page.content)
+    trace = site.client.get(f"/api/runs/{run['id']}/trace?after=-1&limit=5000").json()
+    last = site.client.get(f"/api/runs/{run['id']}/trace?limit=5000&after=9990").json()
+    assert [e["step"] for e in last["events"]] == list(range(9991, 10000))
+    assert trace["next_after"] == 4999 and not trace["complete"] and last["complete"]
+    figures_json = site.client.get(f"/runs/{run['id']}/figures")
+    assert figures_json.headers["content-encoding"] == "gzip"
 
 
 # --------------------------------------------------------------------------- comparison

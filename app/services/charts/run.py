@@ -124,29 +124,35 @@ def path_figure(
     markers(SWAP_OUT, pick("swap", "feature_out"))
     markers(CHECK, pick("check"), visible=False)
 
+    lay = path_layout(title + note, rows=len(rows), truth=bool(truth))
+    lay["yaxis"]["categoryarray"] = [label[j] for j in rows]
+    lay["xaxis"].update(range=[-0.5, last + 0.5])
+    lay["shapes"] = cursor_shapes(last, last)
+    if best_step is not None:
+        # Features first admitted after the answer's step sit in the bottom rows, to the right
+        # of its line: the corner below and right of the line is free for the label.
+        lay["shapes"].append(_best_line(best_step))
+        lay["annotations"] = [_best_note(best_step, k, top=False)]
+    return {"data": data, "layout": lay}
+
+
+def path_layout(title: str, *, rows: int, truth: bool = False) -> dict[str, Any]:
+    """The feature-by-step view's layout (also what the live page draws its path into)."""
     lay = layout(
-        title + note,
+        title,
         "Step (event number)",
-        "Feature (first admitted at the top)",
-        height=max(300, min(1500, 150 + 26 * len(rows))),
+        "Feature (★ = in the true support)" if truth else "Feature (first admitted at the top)",
+        height=max(300, min(1500, 150 + 26 * rows)),
     )
     lay["yaxis"].update(
         type="category",
         categoryorder="array",
-        categoryarray=[label[j] for j in rows],
         autorange="reversed",
         automargin=True,
         ticks="",
         gridcolor="#f0f0f0",
     )
-    lay["xaxis"].update(range=[-0.5, last + 0.5])
-    lay["shapes"] = cursor_shapes(last, last)
-    if best_step is not None:
-        lay["shapes"].append(_best_line(best_step))
-        lay["annotations"] = [_best_note(best_step, k)]
-    if truth:
-        lay["yaxis"]["title"]["text"] = "Feature (★ = in the true support)"
-    return {"data": data, "layout": lay}
+    return lay
 
 
 def _best_line(step: int) -> dict[str, Any]:
@@ -162,21 +168,22 @@ def _best_line(step: int) -> dict[str, Any]:
     }
 
 
-def _best_note(step: int, k: int | None) -> dict[str, Any]:
+def _best_note(step: int, k: int | None, *, top: bool = True) -> dict[str, Any]:
+    """The label of the answer's line, beside it at the top or the bottom of the plot, with
+    no background, so that nothing it overlaps looks erased."""
     what = f"best {k}-feature support" if k else "answer"
     return {
         "x": step,
-        "y": 1,
+        "y": 1 if top else 0,
         "xref": "x",
         "yref": "paper",
-        "yanchor": "top",
+        "yanchor": "top" if top else "bottom",
         "xanchor": "left",
         "xshift": 4,
         "text": f"{what}<br>(step {step})",
         "showarrow": False,
         "align": "left",
         "font": {"size": 11},
-        "bgcolor": "rgba(255,255,255,0.85)",
     }
 
 
@@ -206,7 +213,7 @@ def objective_step_figure(
     data += _event_markers(
         events, steps, values, "step %{customdata}: {label}<br>objective %{y:.5g}<extra></extra>"
     )
-    lay = layout(title, "Step (event number)", "Objective (training loss)")
+    lay = objective_step_layout(title)
     last = steps[-1]
     lay["xaxis"].update(range=[-0.5, last + 0.5])
     lay["shapes"] = cursor_shapes(last, last) if cursor else []
@@ -214,6 +221,10 @@ def objective_step_figure(
         lay["shapes"].append(_best_line(best_step))
         lay["annotations"] = [_best_note(best_step, k)]
     return {"data": data, "layout": lay}
+
+
+def objective_step_layout(title: str) -> dict[str, Any]:
+    return layout(title, "Step (event number)", "Objective (training loss)")
 
 
 def _event_markers(
