@@ -11,6 +11,7 @@ import numpy as np
 
 from ..objectives import CollinearFeature
 from ..registry import register_algorithm
+from ..threads import blas_policy
 from .common import PathTracker, emit_stop
 
 
@@ -24,6 +25,7 @@ from .common import PathTracker, emit_stop
     k="required",
     family="backward",
 )
+@blas_policy
 def backward(objective, rec, *, k, rng):
     n, d = objective.n_samples, objective.n_features
     if d >= n:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..objectives import Objective
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
@@ -70,6 +71,7 @@ def forward_run(
     k="optional",
     family="forward",
 )
+@blas_policy
 def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_replacements):
     return forward_run(
         objective,
@@ -92,6 +94,7 @@ def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_re
     k="optional",
     family="forward",
 )
+@blas_policy
 def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     return forward_run(
         objective,
@@ -114,6 +117,7 @@ def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     k="optional",
     family="forward",
 )
+@blas_policy
 def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     return forward_run(
         objective,
@@ -146,6 +150,7 @@ def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     k="required",
     family="forward",
 )
+@blas_policy
 def replacement(objective, rec, *, k, rng, variant, max_replacements):
     return forward_run(
         objective, rec, k=k, rule="obj", replacement=variant, max_replacements=max_replacements

@@ -34,6 +34,7 @@ from scipy.optimize import brentq
 
 from ..objectives import Objective
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution
 
@@ -328,6 +329,7 @@ class InterceptProfile:
     k="optional",
     family="frank-wolfe",
 )
+@blas_policy
 def frank_wolfe(
     objective: Objective,
     rec: Recorder,
@@ -442,6 +444,7 @@ def sparsify(w_star: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.n
     k="required",
     family="frank-wolfe",
 )
+@blas_policy
 def randomized_sparsification(
     objective: Objective,
     rec: Recorder,

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..objectives import ActiveSet, CollinearFeature, Objective
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution, emit_stop
 
@@ -164,6 +165,7 @@ def _add_group(state: ActiveSet, features: np.ndarray) -> tuple[ActiveSet, list[
     family="forward",
     uses_groups=True,
 )
+@blas_policy
 def group_omp(
     objective: Objective,
     rec: Recorder,

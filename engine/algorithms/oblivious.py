@@ -8,6 +8,7 @@ import numpy as np
 
 from ..objectives import CollinearFeature
 from ..registry import register_algorithm
+from ..threads import blas_policy
 from .common import Solution, emit_stop
 from .params import MAX_REPLACEMENTS, REPLACEMENT
 from .replacement import post_process
@@ -23,6 +24,7 @@ from .replacement import post_process
     k="required",
     family="forward",
 )
+@blas_policy
 def oblivious(objective, rec, *, k, rng, replacement, max_replacements):
     state = objective.start()
     scores = state.refit_gains()

@@ -68,6 +68,7 @@ from ..projections import (
     sght,
 )
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution, emit_stop
 
@@ -548,6 +549,7 @@ def _settings(
     family="hard-thresholding",
     uses_groups=True,
 )
+@blas_policy
 def sght_algorithm(
     objective: Objective,
     rec: Recorder,
@@ -579,6 +581,7 @@ def sght_algorithm(
     k="required",
     family="hard-thresholding",
 )
+@blas_policy
 def iht_algorithm(
     objective: Objective,
     rec: Recorder,
@@ -608,6 +611,7 @@ def iht_algorithm(
     family="hard-thresholding",
     uses_groups=True,
 )
+@blas_policy
 def ght_algorithm(
     objective: Objective,
     rec: Recorder,
