@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from ..objectives import Objective
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
-from .params import BACKWARD, DELTA, EPSILON, MAX_STEPS, NU
+from .params import BACKWARD, DELETION_COST, DELTA, EPSILON, MAX_STEPS, NU, PATH_END
 
 _ZHANG = "Zhang 2008, Figure 3"
 _LIU = "Liu, Fujimaki & Ye 2014, Algorithm 1"
@@ -35,13 +36,25 @@ def _check_stopping(k, *rules) -> None:
     summary="Adaptive forward-backward greedy: add the feature whose one-coordinate move lowers "
     "the objective most, refit, then delete while a deletion costs less than nu x the gain.",
     reference=f"{_LIU} (FoBa-obj); {_ZHANG}",
-    params=(BACKWARD, NU, DELTA, MAX_STEPS),
+    params=(BACKWARD, NU, DELTA, MAX_STEPS, DELETION_COST, PATH_END),
     k="optional",
     family="forward-backward",
 )
-def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solution:
+@blas_policy
+def foba_obj(
+    objective, rec, *, k, rng, backward, nu, delta, max_steps, deletion_cost, path_end
+) -> Solution:
     _check_stopping(k, delta, max_steps)
-    cfg = PathConfig(rule="obj", backward=backward, k=k, nu=nu, delta=delta, max_steps=max_steps)
+    cfg = PathConfig(
+        rule="obj",
+        backward=backward,
+        k=k,
+        nu=nu,
+        delta=delta,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
+    )
     return _run(objective, rec, cfg)
 
 
@@ -51,14 +64,53 @@ def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solut
     summary="Forward-backward greedy with gradient selection: add the feature of largest "
     "|gradient|, refit, delete while a deletion costs less than nu x the gain.",
     reference=f"{_LIU} (FoBa-gdt)",
-    params=(BACKWARD, NU, EPSILON, MAX_STEPS),
+    params=(BACKWARD, NU, EPSILON, MAX_STEPS, DELETION_COST, PATH_END),
     k="optional",
     family="forward-backward",
 )
-def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Solution:
+@blas_policy
+def foba_gdt(
+    objective, rec, *, k, rng, backward, nu, epsilon, max_steps, deletion_cost, path_end
+) -> Solution:
     _check_stopping(k, epsilon, max_steps)
     cfg = PathConfig(
-        rule="gdt", backward=backward, k=k, nu=nu, epsilon=epsilon, max_steps=max_steps
+        rule="gdt",
+        backward=backward,
+        k=k,
+        nu=nu,
+        epsilon=epsilon,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
+    )
+    return _run(objective, rec, cfg)
+
+
+@register_algorithm(
+    name="foba-refit",
+    title="FoBa (exact refit forward rule)",
+    summary="Forward-backward greedy whose forward step adds the feature whose full refit "
+    "lowers the objective most (forward stepwise), then deletes while a deletion costs less "
+    "than nu x the gain: the FoBa baseline of Elenberg et al.",
+    reference=f"Elenberg et al. 2016, Section 5 (FoBa baseline); {_ZHANG}",
+    params=(BACKWARD, NU, DELTA, MAX_STEPS, DELETION_COST, PATH_END),
+    k="optional",
+    family="forward-backward",
+)
+@blas_policy
+def foba_refit(
+    objective, rec, *, k, rng, backward, nu, delta, max_steps, deletion_cost, path_end
+) -> Solution:
+    _check_stopping(k, delta, max_steps)
+    cfg = PathConfig(
+        rule="refit",
+        backward=backward,
+        k=k,
+        nu=nu,
+        delta=delta,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
     )
     return _run(objective, rec, cfg)
 
@@ -86,6 +138,7 @@ def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Sol
     k="optional",
     family="forward-backward",
 )
+@blas_policy
 def fb_threshold(objective, rec, *, k, rng, eps_back, delta, max_steps) -> Solution:
     _check_stopping(k, delta, max_steps)
     cfg = PathConfig(
