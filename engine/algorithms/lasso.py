@@ -15,12 +15,17 @@ The paths come from scikit-learn (imported lazily, so ``import engine`` stays fa
   for sparse X on the centred Gram matrix (``lars_path_gram``), which never densifies X;
 * least squares, ``path="grid"``: ``Lasso`` (coordinate descent, same scaling, sparse X
   centred implicitly) warm-started along a log-spaced grid of alphas;
-* logistic: ``LogisticRegression`` with an l1 penalty and the ``saga`` solver, warm-started
-  along the same kind of grid. scikit-learn minimises ``C sum_i loss_i + ||w||_1``, i.e.
-  ``(1/n) sum_i loss_i + alpha ||w||_1`` with ``alpha = 1/(n C)``. ``saga`` leaves the intercept
-  unpenalised (``liblinear`` would penalise it as a synthetic feature). The path is the pure
-  l1 path: our objective's ridge ``lam`` enters the reported objective values and the
-  Lasso-Pipeline refit, not the path.
+* logistic: our active-set Newton solver of ``(1/n) sum_i loss_i + alpha ||w||_1`` with an
+  unpenalised intercept (``l1_logistic.py``), warm-started along the same kind of grid; in
+  scikit-learn's terms ``alpha = 1/(n C)``. (scikit-learn's ``liblinear`` penalises the
+  intercept as a synthetic feature; its ``saga`` needed tens of seconds and warned of
+  non-convergence along a path that this solver follows in a fraction of a second.) The path
+  is the pure l1 path: our objective's ridge ``lam`` enters the reported objective values and
+  the Lasso-Pipeline refit, not the path.
+
+Path end: by default Zhang's path of ``max_steps`` = 5k steps (support changes), the answer the
+best size-k point along it. ``path_end="sparsity"`` stops at the first point with k features
+(LARS: the first k-feature knot; grid: the first grid or bisection point with k features).
 
 Path to trace. Point ``t`` of the path (a LARS knot or a grid point) has coefficients ``w_t``
 and support ``S_t = {j : w_tj != 0}`` (entries below ``1e-12 max|w_t|`` count as zero: LARS
@@ -54,12 +59,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from .. import threads
 from ..objectives import ActiveSet, CollinearFeature, Objective
 from ..registry import Param, register_algorithm
+from ..threads import blas_policy
 from ..trace import Recorder
 from .common import Solution
+from .l1_logistic import L1Logistic
+from .params import PATH_END
 
 _ZHANG = "Zhang 2008, Section 4 (LARS path of actions, best k features along the path)"
 _ELENBERG = "Elenberg et al. 2016, Section 5"
@@ -70,12 +78,6 @@ _ZERO_TOL = 1e-12
 # lars_path_gram needs the dense d x d Gram matrix of a sparse X; above this many features it
 # costs more memory (d^2 doubles: 32 MB at 2000) than a grid of coordinate-descent fits.
 _MAX_GRAM_FEATURES = 2000
-# Fixed seed of saga's sample order, so a run is reproducible whatever its random_state.
-_SAGA_SEED = 0
-# scikit-learn's saga damps the intercept's updates 100-fold on sparse X, which slows its
-# convergence by an order of magnitude or more; up to this many entries (32 MB) a sparse X is
-# densified for the logistic path.
-_MAX_DENSE_ENTRIES = 4_000_000
 
 LASSO_PARAMS = (
     Param(
@@ -128,8 +130,8 @@ LASSO_PARAMS = (
         "tol",
         "float",
         1e-6,
-        "Grid path: tolerance of scikit-learn's solver at every alpha (Lasso, or "
-        "LogisticRegression with saga).",
+        "Grid path: tolerance of the solver at every alpha (scikit-learn's Lasso; for "
+        "logistic, the relative tolerance on our solver's optimality conditions).",
         minimum=0.0,
         exclusive_minimum=True,
     ),
@@ -137,9 +139,11 @@ LASSO_PARAMS = (
         "max_iter",
         "int",
         1000,
-        "Grid path: most solver iterations (coordinate-descent sweeps or saga epochs) per alpha.",
+        "Grid path: most solver iterations (coordinate-descent sweeps, or Newton steps of the "
+        "logistic solver) per alpha.",
         minimum=1,
     ),
+    PATH_END,
 )
 
 
@@ -179,6 +183,7 @@ class PathSettings:
     refine_steps: int
     tol: float
     max_iter: int
+    stop_at_k: bool = False
 
 
 def make_point(alpha: float, coef: np.ndarray, intercept: float) -> PathPoint:
@@ -226,6 +231,7 @@ def settings(objective: Objective, k: int | None, **params: Any) -> PathSettings
         refine_steps=params["refine_steps"],
         tol=params["tol"],
         max_iter=params["max_iter"],
+        stop_at_k=k is not None and params.get("path_end", "zhang") == "sparsity",
     )
 
 
@@ -253,6 +259,8 @@ def compute_path(objective: Objective, cfg: PathSettings) -> LassoPath:
             fitter, notes = _make_fitter(objective, cfg)
             path = _grid_path(objective, cfg, fitter)
             path.notes += notes
+            if isinstance(fitter, _LogisticFitter):
+                path.notes += fitter.notes()
     path.notes += _warning_notes(caught)
     return path
 
@@ -291,21 +299,46 @@ def _lars_path(objective: Objective, cfg: PathSettings) -> LassoPath:
     # lars_path wants an int; the whole lasso path is rarely longer than a few times min(n, d).
     max_iter = cfg.max_steps if cfg.max_steps is not None else max(500, 8 * min(n, d))
     alpha_min = cfg.alpha_min_ratio * alpha_max
-    common = {"method": "lasso", "max_iter": max_iter, "alpha_min": alpha_min}
+
+    def common(m: int) -> dict:
+        return {"method": "lasso", "max_iter": m, "alpha_min": alpha_min}
+
     if design.sparse:
         X = design.X
         gram = (X.T @ X).toarray() - n * np.outer(design.mean, design.mean)
         xy = design.rmatvec(yc)
-        alphas, _, coefs = lars_path_gram(xy, gram, n_samples=n, copy_Gram=False, **common)
+
+        def run(m: int):
+            return lars_path_gram(xy, gram.copy(), n_samples=n, copy_Gram=False, **common(m))
     else:
-        Xc = design.X - design.mean  # a copy: lars_path may then work on it in place
-        alphas, _, coefs = lars_path(Xc, yc, Gram="auto", copy_X=False, **common)
+        def run(m: int):
+            # A fresh Fortran-ordered centred copy per call: LARS works on columns (10x slower
+            # on a C-ordered array) and swaps them in place, which is safe on our own copy.
+            Xc = np.subtract(design.X, design.mean, order="F")
+            return lars_path(Xc, yc, Gram="auto", copy_X=False, **common(m))
+
+    # LARS's large products X.T @ v dominate it: it runs with the caller's BLAS threads.
+    with threads.wide(n * d if not design.sparse else d * d):
+        if cfg.stop_at_k:
+            # The first knot with k features: k LARS steps, more if some feature left the
+            # path on the way (each retry adds the missing count, as the path is restarted).
+            m = min(cfg.k, max_iter)
+            while True:
+                alphas, _, coefs = run(m)
+                size = int(np.count_nonzero(coefs[:, -1]))
+                if size >= cfg.k or len(alphas) - 1 < m or m >= max_iter:
+                    break
+                m = min(m + cfg.k - size, max_iter)
+        else:
+            alphas, _, coefs = run(max_iter)
     points = [
         make_point(a, coefs[:, t], _ls_intercept(objective, coefs[:, t]))
         for t, a in enumerate(alphas)
     ]
     n_steps = len(alphas) - 1
-    if cfg.max_steps is not None and n_steps >= cfg.max_steps:
+    if cfg.stop_at_k and len(points[-1].support) >= cfg.k:
+        reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+    elif cfg.max_steps is not None and n_steps >= cfg.max_steps:
         reason = f"max_steps = {cfg.max_steps} LARS steps taken"
     elif alpha_min > 0 and alphas[-1] <= alpha_min * (1 + 1e-12):
         reason = f"reached alpha = alpha_min_ratio x alpha_max = {alpha_min:.4g}"
@@ -355,10 +388,9 @@ class _Fitter:
 
 def _make_fitter(objective: Objective, cfg: PathSettings) -> tuple[_Fitter, list[str]]:
     """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
-    from sklearn.linear_model import Lasso, LogisticRegression
+    from sklearn.linear_model import Lasso
 
     X = objective.design.X
-    n = objective.n_samples
     if objective.name == "least_squares":
         est = Lasso(
             alpha=1.0,
@@ -368,26 +400,37 @@ def _make_fitter(objective: Objective, cfg: PathSettings) -> tuple[_Fitter, list
             warm_start=True,
         )
         return _Fitter(est, X, objective.y, lambda a: {"alpha": a}), []
-    est = LogisticRegression(
-        C=1.0,
-        solver="saga",
+    solver = L1Logistic(
+        objective.design,
+        objective.t,
+        fit_intercept=objective.fit_intercept,
         tol=cfg.tol,
         max_iter=cfg.max_iter,
-        fit_intercept=objective.fit_intercept,
-        warm_start=True,
-        random_state=_SAGA_SEED,
-        **l1_penalty_kwargs(),
     )
-    notes = []
-    if objective.design.sparse and objective.fit_intercept:
-        if n * objective.n_features <= _MAX_DENSE_ENTRIES:
-            X = X.toarray()
-            notes.append("sparse X densified for saga (its sparse mode damps the intercept)")
-        else:
-            notes.append("sparse X: saga converges slowly with an intercept; raise max_iter")
-    # saga iterates over rows: CSR once here rather than a conversion at every alpha.
-    X = X.tocsr() if sp.issparse(X) else X
-    return _Fitter(est, X, objective.t, lambda a: {"C": 1.0 / (n * a)}), notes
+    return _LogisticFitter(solver), []
+
+
+class _LogisticFitter:
+    """The same interface as :class:`_Fitter`, on our l1-logistic solver."""
+
+    def __init__(self, solver: L1Logistic) -> None:
+        self.solver = solver
+
+    def fit(self, alpha: float) -> PathPoint:
+        self.solver.solve(alpha)
+        return make_point(alpha, self.solver.coef(), self.solver.b)
+
+    def warm(self, point: PathPoint) -> None:
+        self.solver.set_point(point.coef, point.intercept)
+
+    def notes(self) -> list[str]:
+        bad = self.solver.unconverged
+        if not bad:
+            return []
+        return [
+            f"the l1 solver reached max_iter = {self.solver.max_iter} Newton steps at {bad} "
+            "alpha(s) before its tolerance; raise max_iter"
+        ]
 
 
 def l1_penalty_kwargs() -> dict:
@@ -418,9 +461,15 @@ def _grid_path(objective: Objective, cfg: PathSettings, fitter: _Fitter) -> Lass
             if middle is not None:
                 steps += n_changes(points[-1].support, middle.support)
                 points.append(middle)
+                if cfg.stop_at_k:
+                    reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+                    break
             fitter.warm(point)
         steps += n_changes(points[-1].support, point.support)
         points.append(point)
+        if cfg.stop_at_k and len(point.support) >= cfg.k:
+            reason = f"path_end = sparsity: the path reached {len(point.support)} >= k features"
+            break
         if cfg.max_steps is not None and steps >= cfg.max_steps:
             reason = f"max_steps = {cfg.max_steps} support changes made (alpha = {alpha:.4g})"
             break
@@ -463,8 +512,27 @@ def n_changes(before: frozenset[int], after: frozenset[int]) -> int:
 
 
 def path_values(objective: Objective, points: Sequence[PathPoint]) -> list[float]:
-    """Our objective at every path point (the lasso's own coefficients)."""
-    return [objective.value(p.coef, p.intercept) for p in points]
+    """Our objective at every path point (the lasso's own coefficients).
+
+    One product of the columns the path ever used with all points' coefficients at once,
+    instead of a full ``X @ coef`` per point.
+    """
+    if not points:
+        return []
+    used = sorted(set().union(*(p.support for p in points)))
+    C = np.array([p.coef[used] for p in points]).T  # (|used|, T)
+    b = np.array([p.intercept for p in points])
+    design = objective.design
+    cols = design.columns(used) if used else np.zeros((objective.n_samples, 0))
+    if objective.name == "least_squares":
+        # design.columns are centred when there is an intercept, which is then profiled out.
+        R = objective.y_centered[:, None] - cols @ C
+        if not objective.fit_intercept:
+            R -= b[None, :]
+        return list((R * R).sum(axis=0) / (2 * objective.n_samples))
+    eta = cols @ C + b[None, :]
+    loss = objective.loss.value(eta, objective.y[:, None]).mean(axis=0)
+    return list(loss + 0.5 * objective.lam * (C * C).sum(axis=0))
 
 
 def emit_path(
@@ -585,6 +653,7 @@ def _path_summary(path: LassoPath) -> str:
     objectives=("least_squares", "logistic"),
     family="l1",
 )
+@blas_policy
 def lasso(
     objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any
 ) -> Solution:
@@ -644,6 +713,7 @@ def lasso(
     objectives=("least_squares", "logistic"),
     family="l1",
 )
+@blas_policy
 def lasso_refit(
     objective: Objective, rec: Recorder, *, k: int | None, rng: np.random.Generator, **params: Any
 ) -> Solution:
