@@ -43,7 +43,9 @@ Implementation choices (the paper leaves them open):
   not vanish at a constrained optimum; the gradient mapping does, at fixed points of the
   iteration), or ``max_iter``. An iterate's objective is recorded before the refit.
 * **FISTA safeguard.** Hard thresholding makes the problem nonconvex and FISTA non-monotone;
-  when an iteration raises the objective the momentum restarts (beta = 0 next iteration).
+  when an iteration raises the objective the momentum restarts (beta = 0 next iteration: the
+  search point is the iterate; Algorithm 2 itself has no restart, it returns when the objective
+  stops decreasing).
 * **Default variant.** FISTA, as the paper recommends: on the Section 5.3 problems (20 seeds
   each) it needed the fewest iterations and recovered the true groups in 19/20 (case 1) and
   15/20 (case 2) runs; ISTA 20 and 16 with 40% more iterations, ISTA-L 20 and 15, FISTA-C 18
@@ -461,7 +463,10 @@ def iterate(
         events.iteration(m, step)
         a_old, a = a, 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * a * a))
         if settings.accelerated and fx > f_prev:
-            a_old, a = 0.0, 1.0  # restart: the next extrapolation is beta = 0
+            # Restart: the next extrapolation is beta = (1 - 1) / 1 = 0, the search point the
+            # iterate itself (not Algorithm 2's initial alpha^{-1} = 0, which would give
+            # beta = -1 and roll the search point back to the previous iterate).
+            a_old, a = 1.0, 1.0
         reason = _converged(f_prev, fx, step.mapping_norm, g0_norm, settings.tol, m)
         if reason:
             return x, fx, reason
