@@ -149,6 +149,12 @@ class Report:
     def _write_png(self, fig, path: Path) -> bool:
         if self.png_note is not None:
             return False
+        missing = png_unavailable()
+        if missing:
+            # Checked first: without a browser kaleido fails in its own thread and the
+            # caller would wait forever (HTML figures only, the reason in the report).
+            self.png_note = f"PNG figures not written (HTML only): {missing}"
+            return False
         try:
             _start_kaleido()
             with warnings.catch_warnings():
@@ -189,6 +195,34 @@ class Report:
 
 
 _KALEIDO_STARTED = False
+
+
+def png_unavailable() -> str | None:
+    """Why PNG figures cannot be written here, or None when kaleido and a Chromium are there.
+
+    kaleido (1.x) drives a Chromium-based browser found by choreographer: ``BROWSER_PATH``,
+    one on the PATH or in the usual places, or its own download (``kaleido.get_chrome_sync``).
+    """
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return "kaleido is not installed"
+    try:
+        from choreographer.browsers.chromium import Chromium
+    except ImportError:
+        return "kaleido's browser driver (choreographer) is missing"
+    try:
+        found = Chromium.find_browser(skip_local=False)
+    except Exception as exc:  # a broken install: treat as missing, with the reason
+        return f"looking for a Chromium failed ({type(exc).__name__}: {exc})"
+    if found and not os.access(found, os.X_OK):
+        return f"the browser {found} (BROWSER_PATH or found on the system) is not executable"
+    if not found:
+        return (
+            "no Chromium-based browser found (install chromium, set BROWSER_PATH, or run "
+            "kaleido.get_chrome_sync())"
+        )
+    return None
 
 
 def _start_kaleido() -> None:

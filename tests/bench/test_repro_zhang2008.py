@@ -91,3 +91,22 @@ def test_png_figures_are_written(tmp_path):
     assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "(figure4_boston.png)" in (report.dir / "REPORT.md").read_text()
     shutil.rmtree(report.dir)
+
+
+def test_no_browser_means_html_figures_and_the_reason(tmp_path, monkeypatch):
+    """Without a usable Chromium, kaleido would fail in its own thread and leave the main
+    thread waiting forever; the report detects it first and writes HTML figures only."""
+    pytest.importorskip("kaleido")
+    from bench.repro import report as report_module
+
+    fake = tmp_path / "not-a-browser"
+    fake.write_text("")  # exists, not executable
+    monkeypatch.setenv("BROWSER_PATH", str(fake))
+    why = report_module.png_unavailable()
+    assert why is not None and "not executable" in why
+    ctx = Context("zhang2008", quick=True, seed=0, out_dir=tmp_path, png=True, log=lambda _: None)
+    report = reproduce(ctx)
+    assert report.png_note is not None and "HTML only" in report.png_note
+    assert not list(report.dir.glob("*.png"))
+    assert list(report.dir.glob("*.html"))
+    assert "HTML only" in (report.dir / "REPORT.md").read_text()
