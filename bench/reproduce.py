@@ -49,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     parser.add_argument("--no-png", action="store_true", help="HTML figures only")
+    parser.add_argument(
+        "--deletion-cost",
+        choices=("fixed", "refit"),
+        default="fixed",
+        help="FoBa's backward cost in zhang2008 (refit: Zhang's R package); the report then "
+        "goes to PAPER-refit",
+    )
     args = parser.parse_args(argv)
     papers = PAPERS if args.paper == "all" else (args.paper,)
     for paper in papers:
         start = time.perf_counter()
         ctx = Context(paper, quick=args.quick, seed=args.seed, out_dir=args.out,
-                      png=not args.no_png)
+                      png=not args.no_png, deletion_cost=args.deletion_cost)
         report = reproduce(ctx)
         held = sum(c.holds for c in report.claims)
         print(f"{paper}: {held}/{len(report.claims)} claims hold; "

@@ -46,6 +46,9 @@ class Context:
     out_dir: Path = field(default_factory=lambda: RESULTS)
     png: bool = True
     log: Any = None  # callable(str) for progress lines; print to stderr when None
+    # FoBa's backward cost where a reproduction lets it vary (zhang2008): "fixed" (the
+    # algorithm boxes) or "refit" (Zhang's R package foba).
+    deletion_cost: str = "fixed"
 
     def progress(self, message: str) -> None:
         if self.log is not None:

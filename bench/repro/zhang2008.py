@@ -49,6 +49,7 @@ Boston split ``r`` from ``default_rng([seed, 1, r])``, so different seeds share 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -121,9 +122,14 @@ class Method:
     params: tuple[tuple[str, Any], ...] = ()
 
     def select(self, X: np.ndarray, y: np.ndarray, k: int) -> engine.SelectionResult:
-        return engine.select(
-            X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **dict(self.params)
-        )
+        params = dict(self.params)
+        if self.algorithm == "foba-obj":
+            params["deletion_cost"] = _DELETION_COST[0]
+        return engine.select(X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **params)
+
+
+# FoBa's backward cost for this run (Context.deletion_cost), set by run().
+_DELETION_COST = ["fixed"]
 
 
 FOBA = Method("FoBa", "foba-obj", (("backward", "standard"),))
@@ -803,8 +809,22 @@ deviation.
 def run(ctx: Context) -> Report:
     """Rerun Table 1 and Figures 4-5 of Zhang (2008) and write the report."""
     cfg = settings(ctx.quick)
+    _DELETION_COST[0] = ctx.deletion_cost
+    if ctx.deletion_cost != "fixed":
+        ctx = dataclasses.replace(ctx, paper=f"{ctx.paper}-{ctx.deletion_cost}")
     report = Report(ctx, TITLE)
     intro(report, cfg)
+    report.text(
+        f"FoBa's deletion cost: **{ctx.deletion_cost}** ("
+        + (
+            "the objective increase of zeroing the coefficient, the others held: both algorithm "
+            "boxes"
+            if ctx.deletion_cost == "fixed"
+            else "the objective increase after refitting the remaining features: Zhang's R "
+            "package foba"
+        )
+        + ")."
+    )
 
     # One BLAS thread whatever the entry point (reproduce.py sets it; pytest may have loaded
     # numpy first): the many small products lose to thread hand-offs on 2 cores.
