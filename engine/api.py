@@ -13,6 +13,7 @@ from .algorithms.common import Solution
 from .config import check_config
 from .registry import REGISTRY
 from .scaling import column_scale, scale_columns
+from .threads import small_products
 from .trace import (
     SUPPORT_CHANGING,
     Event,
@@ -158,9 +159,12 @@ def select(
     start = time.perf_counter()
     cancelled = False
     try:
-        sol = config.algorithm.func(
-            loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
-        )
+        # BLAS threads only where they pay: the run's many small products single-threaded,
+        # its large X.T @ r with the caller's threads (engine.threads).
+        with small_products():
+            sol = config.algorithm.func(
+                loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
+            )
     except StopRequested:
         cancelled = True
         sol = Solution.of(loss.fit_support(final_support(rec.events)), "stopped by recorder")

@@ -289,7 +289,7 @@ def test_fista_extrapolation_accelerates_a_convex_problem():
     best = obj.fit_support(range(20)).value
     gaps = {}
     for accelerated in (True, False):
-        settings = sght_module.Settings(
+        settings = sght_module.SghtConfig(
             accelerated,
             False,
             "lipschitz",
@@ -313,7 +313,7 @@ def test_line_search_returns_the_first_L_on_the_eta_grid_meeting_its_criterion(c
     obj = LeastSquares(X, y)
     f = sght_module.Smooth(obj)
     constraint = sght_module.sght_constraint(40, np.arange(40) // 4, None, 8, 3)
-    settings = sght_module.Settings.of(
+    settings = sght_module.SghtConfig.of(
         "ISTA" if criterion == "decrease" else "ISTA-L",
         max_iter=1,
         tol=1e-6,
