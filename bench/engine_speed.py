@@ -330,6 +330,7 @@ def ours(
                 k=P.k,
                 recorder=lambda _e: time.perf_counter() < deadline,
                 **kw,
+                standardize=False,
             )
         return res, len(caught)
 
@@ -1093,6 +1094,7 @@ def profile_one(spec: str, seed: int, cfg: Config) -> None:
         k=P.k,
         recorder=lambda _e: time.perf_counter() < deadline,
         **P.params,
+        standardize=False,
     )
     prof.disable()
     buf = io.StringIO()
@@ -1234,8 +1236,10 @@ def _main(args, cfg: Config, only: set[str], start: float, busy) -> int:
     rng = np.random.default_rng(0)
     Xw, yw = rng.standard_normal((40, 30)), rng.standard_normal(40)
     for alg in ("foba-obj", "foba-gdt", "omp", "forward-obj", "stepwise"):
-        engine.select(Xw, yw, algorithm=alg, k=3)
-        engine.select(Xw, (yw > 0).astype(int), algorithm=alg, objective="logistic", k=3)
+        engine.select(Xw, yw, algorithm=alg, k=3, standardize=False)
+        engine.select(
+            Xw, (yw > 0).astype(int), algorithm=alg, objective="logistic", k=3, standardize=False
+        )
     if sklearn is not None:
         OrthogonalMatchingPursuit(n_nonzero_coefs=3).fit(Xw, yw)
     if abess is not None:

@@ -82,7 +82,7 @@ def select(
     random_state: int | None = None,
     record_candidates: bool = False,
     max_candidates: int = 50,
-    standardize: bool = False,
+    standardize: bool = True,
     **params: Any,
 ) -> SelectionResult:
     """Select features of X for predicting y.
@@ -112,7 +112,7 @@ def select(
         Attach the candidate scores behind each decision (teaching mode).
     max_candidates : int
         Keep the best this many candidate scores per decision (0 keeps all).
-    standardize : bool, default False
+    standardize : bool, default True
         Select on columns scaled to unit variance (unit root mean square without an
         intercept), as glmnet and abess do, so that the choice does not depend on the
         columns' units; ``coef`` and ``intercept`` come back on the original scale. Least

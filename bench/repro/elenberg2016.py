@@ -175,7 +175,13 @@ def forward_path(obj: Objective, prob: Problem, algorithm: str, k_max: int) -> M
     # diverged chord iteration; the engine refits those one by one), and numpy says so.
     with np.errstate(divide="ignore"):
         res = engine.select(
-            prob.X, prob.y, algorithm=algorithm, objective="logistic", k=k_max, lam=LAM
+            prob.X,
+            prob.y,
+            algorithm=algorithm,
+            objective="logistic",
+            k=k_max,
+            lam=LAM,
+            standardize=False,
         )
     order = metrics.path_order(res.trace).tolist()
     return MethodPath(prefix_path(obj, order, k_max), order, time.perf_counter() - start)
@@ -185,7 +191,13 @@ def foba_path(obj: Objective, prob: Problem, k_max: int) -> MethodPath:
     """FoBa-obj to k_max; sparsity s = the best size-s support along its path, refitted."""
     start = time.perf_counter()
     res = engine.select(
-        prob.X, prob.y, algorithm="foba-obj", objective="logistic", k=k_max, lam=LAM
+        prob.X,
+        prob.y,
+        algorithm="foba-obj",
+        objective="logistic",
+        k=k_max,
+        lam=LAM,
+        standardize=False,
     )
     best = res.best_along_path()
     models = [Model.of(obj.fit_support(sorted(best[s][0]))) for s in range(1, k_max + 1)]

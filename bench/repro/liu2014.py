@@ -244,6 +244,7 @@ def run_method(problem: Problem, truth: Truth, method: Method, lam: float = LAM)
         lam=lam,
         fit_intercept=False,
         **threshold,
+        standardize=False,
     )
     seconds = time.perf_counter() - start
     checks = [e.gain / e.threshold for e in result.trace if e.kind in ("check", "remove")]

@@ -102,6 +102,7 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
         k=s,
         lam=LAM,
         recorder=recorder,
+        standardize=False,
     )
     seconds = time.perf_counter() - start
     support = sorted(result.best_along_path()[s][0])

@@ -180,7 +180,15 @@ def reference(
 def path_curve(X, y, spec: ProblemSpec, K: int, algorithm: str) -> tuple[list[float], np.ndarray]:
     """Objective after each forward step of a greedy path to K features (the path is nested,
     so one run gives every k), and the final support."""
-    res = engine.select(X, y, algorithm=algorithm, objective=spec.objective, k=K, **spec.obj_params)
+    res = engine.select(
+        X,
+        y,
+        algorithm=algorithm,
+        objective=spec.objective,
+        k=K,
+        **spec.obj_params,
+        standardize=False,
+    )
     values = [float(e.objective) for e in res.trace if e.kind == "add"]
     return values, res.support
 
@@ -199,6 +207,7 @@ def replacement_curve(X, y, spec: ProblemSpec, K: int, variant: str) -> list[flo
                 k=k,
                 replacement="full",
                 **spec.obj_params,
+                standardize=False,
             )
         else:
             res = engine.select(
@@ -209,6 +218,7 @@ def replacement_curve(X, y, spec: ProblemSpec, K: int, variant: str) -> list[flo
                 k=k,
                 variant="simple",
                 **spec.obj_params,
+                standardize=False,
             )
         out.append(float(res.objective))
     return out
@@ -227,6 +237,7 @@ def frank_wolfe_curve(X, y, spec: ProblemSpec, K: int, B1: float, max_iter: int)
         epsilon=1e-12,
         max_iter=max_iter,
         **spec.obj_params,
+        standardize=False,
     )
     best = np.full(K + 1, np.inf)
     for e in res.trace:
@@ -257,6 +268,7 @@ def sparsification_curve(
             max_iter=setup.rs_max_iter,
             random_state=seed + k,
             **spec.obj_params,
+            standardize=False,
         )
         values.append(float(res.objective))
         sizes.append(int(res.support.size))

@@ -186,7 +186,9 @@ def _engine_fits(
     def fit_all(X, y, groups, params):
         out = []
         for param in params:
-            res = engine.select(X, y, algorithm=algorithm, groups=groups, **fixed, **extra(param))
+            res = engine.select(
+                X, y, algorithm=algorithm, groups=groups, **fixed, **extra(param), standardize=False
+            )
             out.append((res.coef, res.intercept))
         return out
 
@@ -686,7 +688,9 @@ def run_variant(
 ) -> dict[str, Any]:
     """One SGHT run: objective of every iterate (before the final refit, as Figure 4 plots),
     step sizes, iterations, time and how it stopped."""
-    res = engine.select(X, y, algorithm="sght", groups=groups, s1=s1, s2=s2, variant=variant)
+    res = engine.select(
+        X, y, algorithm="sght", groups=groups, s1=s1, s2=s2, variant=variant, standardize=False
+    )
     its = [e for e in res.trace if e.kind == "iterate"]
     return {
         "objectives": [float(e.objective) for e in its],

@@ -125,7 +125,9 @@ class Method:
         params = dict(self.params)
         if self.algorithm == "foba-obj":
             params["deletion_cost"] = _DELETION_COST[0]
-        return engine.select(X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **params)
+        return engine.select(
+            X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **params, standardize=False
+        )
 
 
 # FoBa's backward cost for this run (ReproConfig.deletion_cost), set by run().

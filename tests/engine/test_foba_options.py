@@ -87,7 +87,14 @@ def test_foba_with_refit_deletion_cost_follows_the_refit_rule(name, seed):
     refit = refit_fn(name, X, y, lam=LAM)
     kw = {"lam": LAM} if name == "logistic" else {}
     res = engine.select(
-        X, y, algorithm="foba-obj", objective=name, k=4, deletion_cost="refit", **kw
+        X,
+        y,
+        algorithm="foba-obj",
+        objective=name,
+        k=4,
+        deletion_cost="refit",
+        **kw,
+        standardize=False,
     )
     checked = 0
     for i, e in enumerate(res.trace):
@@ -109,8 +116,8 @@ def test_refit_deletion_cost_can_change_the_path():
     differ = False
     for seed in range(10):
         X, y = make_regression(seed, n=40, d=15, k_true=5, noise=1.0)
-        a = engine.select(X, y, algorithm="foba-obj", k=5)
-        b = engine.select(X, y, algorithm="foba-obj", k=5, deletion_cost="refit")
+        a = engine.select(X, y, algorithm="foba-obj", k=5, standardize=False)
+        b = engine.select(X, y, algorithm="foba-obj", k=5, deletion_cost="refit", standardize=False)
         if [(e.kind, e.feature) for e in a.trace] != [(e.kind, e.feature) for e in b.trace]:
             differ = True
             break
@@ -125,7 +132,7 @@ def test_foba_refit_adds_the_argmax_of_exact_refit_gains(name):
     X, y = problem(name, 5, n=50, d=10)
     refit = refit_fn(name, X, y, lam=LAM)
     kw = {"lam": LAM} if name == "logistic" else {}
-    res = engine.select(X, y, algorithm="foba-refit", objective=name, k=4, **kw)
+    res = engine.select(X, y, algorithm="foba-refit", objective=name, k=4, **kw, standardize=False)
     adds = 0
     for i, e in enumerate(res.trace):
         if e.kind != "add":
@@ -149,8 +156,10 @@ def test_foba_refit_adds_the_argmax_of_exact_refit_gains(name):
 def test_path_end_sparsity_is_a_prefix_of_zhangs_path(algorithm, name):
     X, y = problem(name, 6, n=60, d=20)
     kw = {"lam": LAM} if name == "logistic" else {}
-    full = engine.select(X, y, algorithm=algorithm, objective=name, k=5, **kw)
-    short = engine.select(X, y, algorithm=algorithm, objective=name, k=5, path_end="sparsity", **kw)
+    full = engine.select(X, y, algorithm=algorithm, objective=name, k=5, **kw, standardize=False)
+    short = engine.select(
+        X, y, algorithm=algorithm, objective=name, k=5, path_end="sparsity", **kw, standardize=False
+    )
     ev = [(e.kind, e.feature) for e in short.trace[:-1]]
     assert ev == [(e.kind, e.feature) for e in full.trace[: len(ev)]]
     assert len(short.support) == 5

@@ -99,7 +99,14 @@ def run(cfg, objective, X=None, y=None, **kw):
     if X is None:
         X, y = problem(objective)
     return engine.select(
-        X, y, algorithm=cfg[0], objective=objective, k=K, **_params(cfg, objective), **kw
+        X,
+        y,
+        algorithm=cfg[0],
+        objective=objective,
+        k=K,
+        **_params(cfg, objective),
+        **kw,
+        standardize=False,
     )
 
 
@@ -466,7 +473,7 @@ def degenerate_problem():
 def test_degenerate_columns_least_squares(cfg, k):
     X, y, _ = degenerate_problem()
     params = _params(cfg, "least_squares")
-    res = engine.select(X, y, algorithm=cfg[0], k=k, **params)
+    res = engine.select(X, y, algorithm=cfg[0], k=k, **params, standardize=False)
     S = set(res.support.tolist())
     assert not {2, 8} <= S  # a duplicate adds nothing once its twin is in
     assert not S & {9, 10}  # nothing the intercept does not already do
@@ -482,7 +489,9 @@ def test_degenerate_columns_least_squares(cfg, k):
 def test_degenerate_columns_logistic(cfg):
     X, _, t = degenerate_problem()
     params = _params(cfg, "logistic")
-    res = engine.select(X, t, algorithm=cfg[0], objective="logistic", k=3, **params)
+    res = engine.select(
+        X, t, algorithm=cfg[0], objective="logistic", k=3, **params, standardize=False
+    )
     assert 10 not in res.support
     assert res.objective == pytest.approx(logistic_refit(X, t, res.support, lam=LAM)[2], rel=1e-9)
 
@@ -490,4 +499,6 @@ def test_degenerate_columns_logistic(cfg):
 def test_backward_refuses_collinear_columns():
     X, y, _ = degenerate_problem()
     with pytest.raises(ValueError, match="linear combination"):
-        engine.select(np.vstack([X, X + 0.0]), np.r_[y, y], algorithm="backward", k=3)
+        engine.select(
+            np.vstack([X, X + 0.0]), np.r_[y, y], algorithm="backward", k=3, standardize=False
+        )

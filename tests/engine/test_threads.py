@@ -69,6 +69,7 @@ def test_run_is_single_threaded_and_restores(two_threads, algorithm, objective):
         objective=objective,
         k=3,
         recorder=lambda _e: seen.append(blas_threads()) or True,
+        standardize=False,
     )
     assert seen and all(s == {1} for s in seen)
     assert blas_threads() == {2}  # the caller's setting is back
