@@ -7,6 +7,12 @@ Usage (from the repository root)::
     python bench/engine_speed.py --quick    # fewer repeats, shorter caps, skips slow extras
     python bench/engine_speed.py --only a,b,micro
     python bench/engine_speed.py --only e --profile e:foba-obj
+    python bench/engine_speed.py --threads 1     # BLAS limited to one thread for everything
+    python bench/engine_speed.py --load          # a busy loop on the other core meanwhile
+
+By default BLAS keeps its library default thread count (what a user calling engine.select from
+Python gets); our headline methods also run with BLAS limited to one thread in the same
+interleaved rounds ("[1 thread]" rows), which gives the default-vs-one-thread ratios.
 
 Every figure is the median wall time of several repeats after one warm-up run, and runs are
 interleaved (one run of every method per round) so that machine noise hits ours and the peers
@@ -52,7 +58,13 @@ from engine.objectives import LeastSquares, Logistic  # noqa: E402
 
 try:  # peers are optional: a missing one is reported as n/a, never a crash
     import sklearn
-    from sklearn.linear_model import OrthogonalMatchingPursuit, lars_path, orthogonal_mp
+    from sklearn.linear_model import (
+        Lasso,
+        LogisticRegression,
+        OrthogonalMatchingPursuit,
+        lars_path,
+        orthogonal_mp,
+    )
 except ImportError:  # pragma: no cover
     sklearn = None
 try:
@@ -73,6 +85,11 @@ LOGISTIC_LAM_E = 1e-4  # the engine's default (Liu et al.'s UCI setting)
 MICRO_TARGET = 1.3  # one forward step <= 1.3 x one X^T r on (b)
 SPARSE_TARGET_S = 0.25  # FoBa on (c)
 ABESS_FACTOR = 2.0  # FoBa-obj on logistic within 2x abess's time
+# Issue 12 goals (ratios at the default threading)
+THREAD_RATIO = 1.05  # ours at default threads / ours at one thread
+E_OBJ_FACTOR, E_GDT_FACTOR, D_OBJ_FACTOR = 3.0, 2.0, 2.0  # vs abess
+LARS_FACTOR, LIBLINEAR_FACTOR, SPARSE_FACTOR = 1.5, 2.0, 1.0
+SPARSITY = {"path_end": "sparsity"}
 OBJ_RTOL = 1e-9  # "no worse than" tolerance on objective values
 
 
@@ -291,22 +308,41 @@ class Method:
     forked: bool = False  # cannot be cancelled: time it in a forked child, killed at the cap
 
 
-def ours(P: Problem, algorithm: str, cap: float, label: str | None = None, **params) -> Method:
+def ours(
+    P: Problem,
+    algorithm: str,
+    cap: float,
+    label: str | None = None,
+    one_thread: bool = False,
+    **params,
+) -> Method:
     kw = {**P.params, **params}
 
-    def run() -> Outcome:
+    def select():
         deadline = time.perf_counter() + cap
-        res = engine.select(
-            P.X,
-            P.y,
-            algorithm=algorithm,
-            objective=P.objective,
-            k=P.k,
-            recorder=lambda _e: time.perf_counter() < deadline,
-            **kw,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = engine.select(
+                P.X,
+                P.y,
+                algorithm=algorithm,
+                objective=P.objective,
+                k=P.k,
+                recorder=lambda _e: time.perf_counter() < deadline,
+                **kw,
+                standardize=False,
+            )
+        return res, len(caught)
+
+    def run() -> Outcome:
+        if one_thread and threadpoolctl is not None:
+            with threadpoolctl.threadpool_limits(1, user_api="blas"):
+                res, n_warn = select()
+        else:
+            res, n_warn = select()
+        note = f"{n_warn} warning(s) reached the caller" if n_warn else ""
         if not res.cancelled:
-            return Outcome(np.asarray(res.support), res.n_steps)
+            return Outcome(np.asarray(res.support), res.n_steps, note=note)
         # Stopped at the cap: the best size-k support along the partial path, if it got there.
         best = res.best_along_path().get(P.k)
         support = np.array(sorted(best[0])) if best else None
@@ -314,7 +350,8 @@ def ours(P: Problem, algorithm: str, cap: float, label: str | None = None, **par
             support, res.n_steps, cut=True, note=f"cut at {cap:g} s after {res.n_steps} steps"
         )
 
-    return Method(label or algorithm, "ours", run)
+    name = label or algorithm
+    return Method(f"{name} [1 thread]" if one_thread else name, "ours", run)
 
 
 def _first_error(fn: Callable[[], Any]) -> str | None:
@@ -414,6 +451,83 @@ def peers_least_squares(P: Problem) -> list[Method]:
     return out
 
 
+def sparse_lasso_path(P: Problem) -> Method:
+    """scikit-learn's Lasso (coordinate descent, implicit centring of sparse X), warm-started
+    along 100 log-spaced alphas from alpha_max until k features are active."""
+    if sklearn is None:
+        return Method("sklearn Lasso path", "peer", None, na="scikit-learn not installed")
+    X, y, k = P.X, P.y, P.k
+    Xc = sp.csc_matrix(X)
+    n = X.shape[0]
+    yc = y - y.mean()
+    mean = np.asarray(Xc.mean(axis=0)).ravel()
+    alpha_max = float(np.max(np.abs(Xc.T @ yc - mean * yc.sum())) / n)
+    alphas = alpha_max * np.geomspace(1.0, 1e-3, 100)[1:]
+
+    def run() -> Outcome:
+        m = Lasso(alpha=alphas[0], warm_start=True, tol=1e-6, max_iter=1000)
+        support = np.zeros(0, dtype=int)
+        fits = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for a in alphas:
+                m.set_params(alpha=a)
+                m.fit(Xc, y)
+                fits += 1
+                support = np.flatnonzero(m.coef_)
+                if len(support) >= k:
+                    break
+        return Outcome(support, steps=fits, note=f"{fits} alphas, {len(support)} active")
+
+    return Method("sklearn Lasso path", "peer", run)
+
+
+def liblinear_path(P: Problem) -> Method:
+    """scikit-learn's liblinear l1 logistic regression along the grid our ``lasso`` uses
+    (100 alphas, alpha_max to 1e-3 alpha_max, C = 1/(n alpha)), stopping at the first alpha with
+    >= k features, with the same 10-step bisection in log(alpha) for exactly k. A large
+    intercept_scaling makes liblinear's penalised intercept nearly unpenalised, as ours is."""
+    if sklearn is None:
+        return Method("liblinear L1 path", "peer", None, na="scikit-learn not installed")
+    X, k = P.X, P.k
+    t = (P.y == np.unique(P.y)[1]).astype(float)
+    n = len(t)
+    alpha_max = float(np.max(np.abs(X.T @ (t - t.mean()))) / n)
+    alphas = alpha_max * np.geomspace(1.0, 1e-3, 100)
+
+    def fit(a: float) -> np.ndarray:
+        m = LogisticRegression(
+            C=1.0 / (n * a), solver="liblinear", tol=1e-6, intercept_scaling=100.0, l1_ratio=1.0
+        )
+        m.fit(X, t)
+        return np.flatnonzero(m.coef_.ravel())
+
+    def run() -> Outcome:
+        prev_a, support, fits = alphas[0], np.zeros(0, dtype=int), 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for a in alphas[1:]:
+                cur = fit(a)
+                fits += 1
+                if len(cur) >= k:
+                    if len(cur) > k:
+                        lo, hi = prev_a, a
+                        for _ in range(10):
+                            mid = np.sqrt(lo * hi)
+                            s_mid = fit(mid)
+                            fits += 1
+                            if len(s_mid) == k:
+                                cur = s_mid
+                                break
+                            lo, hi = (mid, hi) if len(s_mid) < k else (lo, mid)
+                    support = cur
+                    break
+                prev_a, support = a, cur
+        return Outcome(support, steps=fits, note=f"{fits} fits")
+
+    return Method("liblinear L1 path", "peer", run)
+
+
 def abess_method(P: Problem) -> Method:
     if abess is None:
         return Method("abess", "peer", None, na="abess not installed")
@@ -476,6 +590,7 @@ class Config:
     slow: float  # a warm-up slower than this is the only measurement
     cap: float  # per-run cap on our runs
     peer_cap: float  # cap on a forked peer run (abess)
+    one_thread_rows: bool = True  # also time the headline methods with BLAS on one thread
 
 
 def timed(fn: Callable[[], Outcome]) -> tuple[float, Outcome]:
@@ -707,6 +822,114 @@ def targets_logistic(P: Problem, rows: list[Measured]) -> None:
     target(f"({P.key}) FoBa-obj within {ABESS_FACTOR:g}x abess, objective <= stepwise", fig, both)
 
 
+def _ratio_target(name: str, a: Measured | None, b: Measured | None, limit: float, extra=""):
+    if a is None or b is None or not (a.ok and b.ok):
+        target(name, "not measured", None)
+        return
+    ratio = a.median / b.median
+    target(
+        name,
+        f"{fmt_t(a)} s / {fmt_t(b)} s = {fmt_ratio(a, b)} (<= {limit:g}){extra}",
+        (not a.cut) and ratio <= limit,
+    )
+
+
+def _same_support(a: Measured | None, b: Measured | None) -> str:
+    if not (a and b and a.outcome and b.outcome):
+        return "n/a"
+    sa, sb = a.outcome.support, b.outcome.support
+    if sa is None or sb is None:
+        return "n/a"
+    return "identical" if set(sa.tolist()) == set(sb.tolist()) else "DIFFERENT"
+
+
+def targets_issue12(P: Problem, rows: list[Measured]) -> None:
+    """The goals of issue 12, from the rows of this problem."""
+    print()
+    for r in rows:
+        if not r.method.name.endswith(" [1 thread]"):
+            continue
+        base = find(rows, r.method.name.removesuffix(" [1 thread]"))
+        _ratio_target(
+            f"({P.key}) {base.method.name if base else '?'}: default threads / one thread",
+            base,
+            r,
+            THREAD_RATIO,
+        )
+    ab = find(rows, "abess")
+    obj_rows = [find(rows, "foba-obj"), find(rows, "foba-obj path_end=sparsity")]
+    gdt_rows = [find(rows, "foba-gdt"), find(rows, "foba-gdt path_end=sparsity")]
+    if P.key == "e":
+        for r in obj_rows:
+            _ratio_target(f"(e) {r.method.name} / abess", r, ab, E_OBJ_FACTOR)
+        for r in gdt_rows:
+            _ratio_target(f"(e) {r.method.name} / abess", r, ab, E_GDT_FACTOR)
+    if P.key.startswith("d"):
+        default = obj_rows[0]
+        for r in obj_rows:
+            extra = ""
+            if r and default and r.objective is not None and default.objective is not None:
+                extra = f"; objective {r.objective:.9g} (Zhang path {default.objective:.9g})"
+            _ratio_target(f"({P.key}) {r.method.name} / abess", r, ab, D_OBJ_FACTOR, extra)
+    if P.objective == "logistic":
+        lib = find(rows, "liblinear L1 path")
+        for name in ("lasso path_end=sparsity", "lasso"):
+            r = find(rows, name)
+            note = r.outcome.note if r and r.outcome else ""
+            extra = f"; supports {_same_support(r, lib)}; {note or 'no warnings'}"
+            _ratio_target(f"({P.key}) {name} / liblinear L1 path", r, lib, LIBLINEAR_FACTOR, extra)
+    if P.key == "b":
+        lars = find(rows, "lars_path lasso")
+        for name in ("lasso path_end=sparsity", "lasso"):
+            r = find(rows, name)
+            extra = f"; supports {_same_support(r, lars)}"
+            _ratio_target(f"(b) {name} / lars_path to k", r, lars, LARS_FACTOR, extra)
+    if P.key == "c":
+        peer = find(rows, "sklearn Lasso path")
+        for r in obj_rows:
+            _ratio_target(f"(c) {r.method.name} / sklearn Lasso path", r, peer, SPARSE_FACTOR)
+
+
+def micro_threads(seed: int) -> None:
+    """The large dense X.T @ r inside an engine run: does it still get the threads?"""
+    from engine import threads
+    from engine.objectives.design import Design
+
+    print("\n### X.T @ r on (b) inside the engine's single-threaded section\n")
+    P = problem_b(seed)
+    design = Design(P.X, center=True)
+    r = np.random.default_rng(0).standard_normal(P.X.shape[0])
+
+    def inside() -> float:
+        with threads.small_products():
+            t0 = time.perf_counter()
+            design.rmatvec(r)
+            return time.perf_counter() - t0
+
+    def one() -> float:
+        if threadpoolctl is None:
+            return inside()
+        with threadpoolctl.threadpool_limits(1, user_api="blas"):
+            return inside()
+
+    inside(), one()
+    a, b = [], []
+    for _ in range(30):
+        a.append(inside())
+        b.append(one())
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(
+        f"- Design.rmatvec in a run: {1e3 * ma:.2f} ms at default threads, {1e3 * mb:.2f} ms "
+        f"with BLAS on one thread (ratio {ma / mb:.2f}; the threads are given back to this "
+        f"product, {threads.WIDE_MIN_ENTRIES:.0e} entries and up)"
+    )
+    target(
+        "(b) the large X.T @ r still uses the threads (default / one thread <= 1.0)",
+        f"{ma / mb:.2f}",
+        ma / mb <= 1.0,
+    )
+
+
 # =========================================================================== micro
 
 
@@ -813,10 +1036,34 @@ def run_case(P: Problem, cfg: Config, *, stepwise: bool, extras: bool) -> list[M
         methods.append(Method("stepwise", "ours", None, na="skipped (--quick)"))
     if extras:
         methods.append(ours(P, "foba-obj", cap, label="foba-obj max_steps=2k", max_steps=2 * P.k))
+    sparsity = "path_end=sparsity"
+    methods += [
+        ours(P, "foba-obj", cap, label=f"foba-obj {sparsity}", **SPARSITY),
+        ours(P, "foba-gdt", cap, label=f"foba-gdt {sparsity}", **SPARSITY),
+    ]
+    lasso_here = P.objective == "logistic" or not P.is_sparse
+    if lasso_here:
+        methods += [
+            ours(P, "lasso", cap),
+            ours(P, "lasso", cap, label=f"lasso {sparsity}", **SPARSITY),
+        ]
+    if cfg.one_thread_rows:
+        methods += [
+            ours(P, "foba-obj", cap, one_thread=True),
+            ours(P, "foba-gdt", cap, one_thread=True),
+            ours(P, "foba-obj", cap, label=f"foba-obj {sparsity}", one_thread=True, **SPARSITY),
+        ]
+        if lasso_here:
+            methods.append(
+                ours(P, "lasso", cap, label=f"lasso {sparsity}", one_thread=True, **SPARSITY)
+            )
     if P.objective == "least_squares":
         methods += peers_least_squares(P)
+        if P.is_sparse:
+            methods.append(sparse_lasso_path(P))
     else:
         methods.append(abess_method(P))
+        methods.append(liblinear_path(P))
     return measure(P, methods, cfg)
 
 
@@ -847,6 +1094,7 @@ def profile_one(spec: str, seed: int, cfg: Config) -> None:
         k=P.k,
         recorder=lambda _e: time.perf_counter() < deadline,
         **P.params,
+        standardize=False,
     )
     prof.disable()
     buf = io.StringIO()
@@ -921,9 +1169,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--threads",
         type=int,
-        default=1,
-        help="BLAS threads for ours and the peers alike (threadpoolctl; default 1, "
-        "0 leaves the library default). See bench/README.md for why 1.",
+        default=0,
+        help="BLAS threads for ours and the peers alike (threadpoolctl; default 0 leaves the "
+        "library default, what a user gets). The [1 thread] rows run at one thread anyway.",
+    )
+    ap.add_argument(
+        "--load",
+        action="store_true",
+        help="run a busy loop in a second process for the whole run (the app's workers share "
+        "the machine like this)",
     )
     ap.add_argument(
         "--profile",
@@ -952,15 +1206,40 @@ def main(argv: list[str] | None = None) -> int:
         log("threadpoolctl missing: BLAS threads left at the library default")
 
     start = time.perf_counter()
+    busy = start_load() if args.load else None
+    try:
+        return _main(args, cfg, only, start, busy)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.join()
+
+
+def _busy_loop() -> None:  # pragma: no cover - runs in the load process
+    while True:
+        pass
+
+
+def start_load():
+    proc = multiprocessing.get_context("fork").Process(target=_busy_loop, daemon=True)
+    proc.start()
+    return proc
+
+
+def _main(args, cfg: Config, only: set[str], start: float, busy) -> int:
     environment(cfg, args)
+    if busy is not None:
+        print(f"- **under load**: a busy-loop process (pid {busy.pid}) runs on the other core")
     full = not cfg.quick
 
     # Global warm-up: import paths, BLAS threads, abess's extension, on a tiny problem.
     rng = np.random.default_rng(0)
     Xw, yw = rng.standard_normal((40, 30)), rng.standard_normal(40)
     for alg in ("foba-obj", "foba-gdt", "omp", "forward-obj", "stepwise"):
-        engine.select(Xw, yw, algorithm=alg, k=3)
-        engine.select(Xw, (yw > 0).astype(int), algorithm=alg, objective="logistic", k=3)
+        engine.select(Xw, yw, algorithm=alg, k=3, standardize=False)
+        engine.select(
+            Xw, (yw > 0).astype(int), algorithm=alg, objective="logistic", k=3, standardize=False
+        )
     if sklearn is not None:
         OrthogonalMatchingPursuit(n_nonzero_coefs=3).fit(Xw, yw)
     if abess is not None:
@@ -979,7 +1258,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = run_case(P, cfg, stepwise=True, extras=True)
         print_problem(P, rows)
         targets_dense_ls(P, rows)
+        targets_issue12(P, rows)
     if "micro" in only:
+        micro_threads(args.seed)
         log("micro-benchmark")
         micro_forward_step(cfg, args.seed)
     if "c" in only:
@@ -988,6 +1269,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = run_case(P, cfg, stepwise=full, extras=full)
         print_problem(P, rows)
         targets_sparse(P, rows)
+        targets_issue12(P, rows)
     if "d" in only:
         for s in LIU_SPARSITIES:
             log(f"problem (d) s={s}")
@@ -995,12 +1277,14 @@ def main(argv: list[str] | None = None) -> int:
             rows = run_case(P, cfg, stepwise=True, extras=full)
             print_problem(P, rows)
             targets_logistic(P, rows)
+            targets_issue12(P, rows)
     if "e" in only:
         log("problem (e)")
         P = problem_e(args.seed)
         rows = run_case(P, cfg, stepwise=full, extras=full)
         print_problem(P, rows)
         targets_logistic(P, rows)
+        targets_issue12(P, rows)
 
     for spec in args.profile:
         profile_one(spec, args.seed, cfg)

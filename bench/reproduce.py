@@ -31,10 +31,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.repro import PAPERS  # noqa: E402
-from bench.repro.report import RESULTS, Context, Report  # noqa: E402
+from bench.repro.report import RESULTS, Report, ReproConfig  # noqa: E402
 
 
-def reproduce(ctx: Context) -> Report:
+def reproduce(ctx: ReproConfig) -> Report:
     """Run one paper's module and write its report; returns the report (for the tests)."""
     module = importlib.import_module(f"bench.repro.{ctx.paper}")
     report = module.run(ctx)
@@ -49,16 +49,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     parser.add_argument("--no-png", action="store_true", help="HTML figures only")
+    parser.add_argument(
+        "--deletion-cost",
+        choices=("fixed", "refit"),
+        default="fixed",
+        help="FoBa's backward cost in zhang2008 (refit: Zhang's R package); the report then "
+        "goes to PAPER-refit",
+    )
     args = parser.parse_args(argv)
     papers = PAPERS if args.paper == "all" else (args.paper,)
     for paper in papers:
         start = time.perf_counter()
-        ctx = Context(paper, quick=args.quick, seed=args.seed, out_dir=args.out,
-                      png=not args.no_png)
+        ctx = ReproConfig(
+            paper,
+            quick=args.quick,
+            seed=args.seed,
+            out_dir=args.out,
+            png=not args.no_png,
+            deletion_cost=args.deletion_cost,
+        )
         report = reproduce(ctx)
         held = sum(c.holds for c in report.claims)
-        print(f"{paper}: {held}/{len(report.claims)} claims hold; "
-              f"report {report.dir / 'REPORT.md'}; wall time {time.perf_counter() - start:.1f} s")
+        print(
+            f"{paper}: {held}/{len(report.claims)} claims hold; "
+            f"report {report.dir / 'REPORT.md'}; wall time {time.perf_counter() - start:.1f} s"
+        )
     return 0
 
 

@@ -189,7 +189,14 @@ def convergence_table(repeats: int, seed: int) -> None:
             for _ in range(repeats):
                 t0 = time.perf_counter()
                 res = engine.select(
-                    X, y, algorithm="sght", groups=groups, s1=s1, s2=s2, variant=variant
+                    X,
+                    y,
+                    algorithm="sght",
+                    groups=groups,
+                    s1=s1,
+                    s2=s2,
+                    variant=variant,
+                    standardize=False,
                 )
                 times.append(time.perf_counter() - t0)
             its = [e for e in res.trace if e.kind == "iterate"]

@@ -13,6 +13,7 @@ from .algorithms.common import Solution
 from .config import check_config
 from .registry import REGISTRY
 from .scaling import column_scale, scale_columns
+from .threads import small_products
 from .trace import (
     SUPPORT_CHANGING,
     Event,
@@ -81,7 +82,7 @@ def select(
     random_state: int | None = None,
     record_candidates: bool = False,
     max_candidates: int = 50,
-    standardize: bool = False,
+    standardize: bool = True,
     **params: Any,
 ) -> SelectionResult:
     """Select features of X for predicting y.
@@ -112,7 +113,7 @@ def select(
         Attach the candidate scores behind each decision (teaching mode).
     max_candidates : int
         Keep the best this many candidate scores per decision (0 keeps all).
-    standardize : bool, default False
+    standardize : bool, default True
         Select on columns scaled to unit variance (unit root mean square without an
         intercept), as glmnet and abess do, so that the choice does not depend on the
         columns' units; ``coef`` and ``intercept`` come back on the original scale. Least
@@ -159,9 +160,12 @@ def select(
     start = time.perf_counter()
     cancelled = False
     try:
-        sol = config.algorithm.func(
-            loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
-        )
+        # BLAS threads only where they pay: the run's many small products single-threaded,
+        # its large X.T @ r with the caller's threads (engine.threads).
+        with small_products():
+            sol = config.algorithm.func(
+                loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
+            )
     except StopRequested as stop:
         cancelled = True
         sol = Solution.of(loss.fit_support(final_support(rec.events)), str(stop))

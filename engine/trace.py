@@ -29,6 +29,9 @@ import numpy as np
 
 EVENT_KINDS = ("add", "remove", "check", "swap", "iterate", "stop")
 SUPPORT_CHANGING = frozenset({"add", "remove", "swap"})
+# Events that are points of the path: a new support, or new coefficients on the same support
+# (an iteration of the lasso path or of Frank-Wolfe); checks and the stop are not.
+PATH_POINTS = SUPPORT_CHANGING | {"iterate"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,12 +397,13 @@ def best_along_path(events: Iterable[Event]) -> dict[int, tuple[frozenset[int], 
     """Zhang's "best k features along the path", for every size k the path visited.
 
     Returns ``{k: (support, objective, step)}`` with the support of size k that had the smallest
-    objective after a support-changing event (the first such step on ties); events whose
-    objective is not a number are passed over.
+    objective at a point of the path (after a support change, or an iteration that moved the
+    coefficients on the same support), the first such step on ties; events whose objective is
+    not a number are passed over.
     """
     best: dict[int, tuple[frozenset[int], float, int]] = {}
     for e, support in _walk(events):
-        if e.kind not in SUPPORT_CHANGING or math.isnan(e.objective):
+        if e.kind not in PATH_POINTS or math.isnan(e.objective):
             continue
         k = len(support)
         if k not in best or e.objective < best[k][1]:

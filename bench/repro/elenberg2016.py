@@ -59,12 +59,11 @@ from threadpoolctl import threadpool_limits
 
 import engine
 from engine import metrics
-from engine.algorithms.lasso import LASSO_PARAMS, PathPoint, compute_path
-from engine.algorithms.lasso import settings as lasso_settings
+from engine.algorithms.lasso import LASSO_PARAMS, PathPoint, compute_path, lasso_config
 from engine.datasets import Problem, generate
 from engine.objectives import ActiveSet, Objective
 
-from .report import Context, Report, fmt
+from .report import Report, ReproConfig, fmt
 
 TITLE = (
     "Elenberg, Khanna, Dimakis & Negahban (2016): Restricted Strong Convexity Implies Weak "
@@ -97,7 +96,7 @@ REPORT_AT = (10, 30, 50, 70)  # sparsities tabulated in the report
 
 
 @dataclass(frozen=True)
-class Settings:
+class Config:
     """Sizes of one run: the paper's in full mode, fewer in quick mode."""
 
     runs: int
@@ -110,10 +109,10 @@ class Settings:
     lasso_tol: float = 1e-4
 
 
-def settings(quick: bool) -> Settings:
+def settings(quick: bool) -> Config:
     if quick:
-        return Settings(runs=3, k_max=50, lasso_alphas=200)
-    return Settings(runs=PAPER_SETTING["runs"], k_max=PAPER_SETTING["largest sparsity"])
+        return Config(runs=3, k_max=50, lasso_alphas=200)
+    return Config(runs=PAPER_SETTING["runs"], k_max=PAPER_SETTING["largest sparsity"])
 
 
 @dataclass
@@ -176,7 +175,13 @@ def forward_path(obj: Objective, prob: Problem, algorithm: str, k_max: int) -> M
     # diverged chord iteration; the engine refits those one by one), and numpy says so.
     with np.errstate(divide="ignore"):
         res = engine.select(
-            prob.X, prob.y, algorithm=algorithm, objective="logistic", k=k_max, lam=LAM
+            prob.X,
+            prob.y,
+            algorithm=algorithm,
+            objective="logistic",
+            k=k_max,
+            lam=LAM,
+            standardize=False,
         )
     order = metrics.path_order(res.trace).tolist()
     return MethodPath(prefix_path(obj, order, k_max), order, time.perf_counter() - start)
@@ -186,7 +191,13 @@ def foba_path(obj: Objective, prob: Problem, k_max: int) -> MethodPath:
     """FoBa-obj to k_max; sparsity s = the best size-s support along its path, refitted."""
     start = time.perf_counter()
     res = engine.select(
-        prob.X, prob.y, algorithm="foba-obj", objective="logistic", k=k_max, lam=LAM
+        prob.X,
+        prob.y,
+        algorithm="foba-obj",
+        objective="logistic",
+        k=k_max,
+        lam=LAM,
+        standardize=False,
     )
     best = res.best_along_path()
     models = [Model.of(obj.fit_support(sorted(best[s][0]))) for s in range(1, k_max + 1)]
@@ -194,7 +205,7 @@ def foba_path(obj: Objective, prob: Problem, k_max: int) -> MethodPath:
     return MethodPath(models, order, time.perf_counter() - start)
 
 
-def lasso_points(obj: Objective, cfg: Settings) -> list[PathPoint]:
+def lasso_points(obj: Objective, cfg: Config) -> list[PathPoint]:
     """The l1 path of the logistic loss on a log-spaced alpha grid, stopped once it has made
     enough support changes to pass k_max features (k_max + 15: a few features also leave)."""
     params = {p.name: p.default for p in LASSO_PARAMS}
@@ -205,7 +216,7 @@ def lasso_points(obj: Objective, cfg: Settings) -> list[PathPoint]:
         tol=cfg.lasso_tol,
         max_steps=cfg.k_max + 15,
     )
-    return compute_path(obj, lasso_settings(obj, None, **params)).points
+    return compute_path(obj, lasso_config(obj, None, **params)).points
 
 
 def entry_order(points: Sequence[PathPoint]) -> list[int]:
@@ -218,7 +229,7 @@ def entry_order(points: Sequence[PathPoint]) -> list[int]:
     return list(seen)
 
 
-def lasso_paths(obj: Objective, cfg: Settings) -> tuple[MethodPath, MethodPath]:
+def lasso_paths(obj: Objective, cfg: Config) -> tuple[MethodPath, MethodPath]:
     """Lasso (the path point's own coefficients) and Lasso-Pipeline (its support refitted).
 
     At sparsity s: among the path points with s features, the Lasso takes the one with the
@@ -277,7 +288,7 @@ def evaluate(prob: Problem, path: MethodPath, l0: float) -> dict[str, np.ndarray
     return out
 
 
-def one_run(prob: Problem, cfg: Settings) -> RunResult:
+def one_run(prob: Problem, cfg: Config) -> RunResult:
     obj = engine.OBJECTIVES["logistic"].factory(prob.X, prob.y, lam=LAM, fit_intercept=True)
     null = Model.of(obj.start())  # intercept only: the paper's l(0) with its bias column
     l0 = log_likelihood(prob.X, prob.y.astype(float), null)
@@ -295,7 +306,7 @@ def one_run(prob: Problem, cfg: Settings) -> RunResult:
     )
 
 
-def experiment(ctx: Context, cfg: Settings) -> dict[str, Any]:
+def experiment(ctx: ReproConfig, cfg: Config) -> dict[str, Any]:
     """All runs: ``values[method][metric]`` is an array (runs, k_max)."""
     runs = []
     start = time.perf_counter()
@@ -388,7 +399,7 @@ def figure1(summary: dict, k_max: int) -> go.Figure:
     return fig
 
 
-def setting_section(report: Report, cfg: Settings, result: dict[str, Any]) -> None:
+def setting_section(report: Report, cfg: Config, result: dict[str, Any]) -> None:
     ours = {
         "training samples n": 600,
         "test samples": 600,
@@ -425,7 +436,7 @@ the paper's full-refit FS step). Mean seconds per run: """
     )
 
 
-def figure_section(report: Report, cfg: Settings, summary: dict) -> None:
+def figure_section(report: Report, cfg: Config, summary: dict) -> None:
     report.section(
         "Figure 1",
         f"Averaged over {cfg.runs} runs (the paper: 20); bands are one sd over runs. The "
@@ -590,7 +601,7 @@ def check_claims(report: Report, summary: dict, k_max: int) -> None:
 # --------------------------------------------------------------------------- run
 
 
-def run(ctx: Context) -> Report:
+def run(ctx: ReproConfig) -> Report:
     """Rerun Figure 1 of Elenberg et al. (2016) and write the report."""
     cfg = settings(ctx.quick)
     report = Report(ctx, TITLE)

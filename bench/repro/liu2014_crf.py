@@ -39,7 +39,7 @@ from engine.datasets import Problem, generate
 from engine.objectives.chains import check_chains
 from engine.objectives.crf import CRF
 
-from .report import Context, Report
+from .report import Report, ReproConfig
 
 LAM = 1e-3
 METHODS = ("foba-gdt", "omp", "foba-obj", "forward-obj")
@@ -60,13 +60,13 @@ PAPER_TABLE3 = {
 
 
 @dataclass(frozen=True)
-class Setup:
+class Config:
     sparsities: tuple[int, ...]
     runs: int
     T: int
 
     @classmethod
-    def for_context(cls, ctx: Context) -> Setup:
+    def for_context(cls, ctx: ReproConfig) -> Config:
         if ctx.quick:
             return cls(sparsities=(10, 20), runs=1, T=800)
         return cls(sparsities=(10, 15, 20, 25, 30), runs=20, T=800)
@@ -102,6 +102,7 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
         k=s,
         lam=LAM,
         recorder=recorder,
+        standardize=False,
     )
     seconds = time.perf_counter() - start
     support = sorted(result.best_along_path()[s][0])
@@ -120,7 +121,7 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
     )
 
 
-def simulate(setup: Setup, ctx: Context) -> dict[int, dict[str, list[Outcome]]]:
+def simulate(setup: Config, ctx: ReproConfig) -> dict[int, dict[str, list[Outcome]]]:
     out: dict[int, dict[str, list[Outcome]]] = {}
     for s in setup.sparsities:
         out[s] = {m: [] for m in METHODS}
@@ -211,9 +212,9 @@ def figure4(summary) -> go.Figure:
     return fig
 
 
-def crf_sections(report: Report, ctx: Context) -> None:
+def crf_sections(report: Report, ctx: ReproConfig) -> None:
     """Figure 4 and Table 3 (CRF rows) into the Liu report."""
-    setup = Setup.for_context(ctx)
+    setup = Config.for_context(ctx)
     start = time.perf_counter()
     sim = simulate(setup, ctx)
     elapsed = time.perf_counter() - start

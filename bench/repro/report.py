@@ -31,7 +31,7 @@ PLOTLY_JS = Path(__file__).resolve().parents[2] / "static" / "vendor" / "plotly.
 
 
 @dataclass
-class Context:
+class ReproConfig:
     """How one reproduction runs.
 
     quick: fewer repetitions and smaller sizes (the test suite's mode, under two minutes).
@@ -46,6 +46,9 @@ class Context:
     out_dir: Path = field(default_factory=lambda: RESULTS)
     png: bool = True
     log: Any = None  # callable(str) for progress lines; print to stderr when None
+    # FoBa's backward cost where a reproduction lets it vary (zhang2008): "fixed" (the
+    # algorithm boxes) or "refit" (Zhang's R package foba).
+    deletion_cost: str = "fixed"
 
     def progress(self, message: str) -> None:
         if self.log is not None:
@@ -91,7 +94,7 @@ def fmt(x: Any, digits: int = 4) -> str:
 class Report:
     """A markdown report under construction, with its figures and claims."""
 
-    def __init__(self, ctx: Context, title: str) -> None:
+    def __init__(self, ctx: ReproConfig, title: str) -> None:
         self.ctx = ctx
         self.title = title
         self.dir = Path(ctx.out_dir) / ctx.paper
@@ -149,6 +152,12 @@ class Report:
     def _write_png(self, fig, path: Path) -> bool:
         if self.png_note is not None:
             return False
+        missing = png_unavailable()
+        if missing:
+            # Checked first: without a browser kaleido fails in its own thread and the
+            # caller would wait forever (HTML figures only, the reason in the report).
+            self.png_note = f"PNG figures not written (HTML only): {missing}"
+            return False
         try:
             _start_kaleido()
             with warnings.catch_warnings():
@@ -189,6 +198,34 @@ class Report:
 
 
 _KALEIDO_STARTED = False
+
+
+def png_unavailable() -> str | None:
+    """Why PNG figures cannot be written here, or None when kaleido and a Chromium are there.
+
+    kaleido (1.x) drives a Chromium-based browser found by choreographer: ``BROWSER_PATH``,
+    one on the PATH or in the usual places, or its own download (``kaleido.get_chrome_sync``).
+    """
+    try:
+        import kaleido  # noqa: F401
+    except ImportError:
+        return "kaleido is not installed"
+    try:
+        from choreographer.browsers.chromium import Chromium
+    except ImportError:
+        return "kaleido's browser driver (choreographer) is missing"
+    try:
+        found = Chromium.find_browser(skip_local=False)
+    except Exception as exc:  # a broken install: treat as missing, with the reason
+        return f"looking for a Chromium failed ({type(exc).__name__}: {exc})"
+    if found and not os.access(found, os.X_OK):
+        return f"the browser {found} (BROWSER_PATH or found on the system) is not executable"
+    if not found:
+        return (
+            "no Chromium-based browser found (install chromium, set BROWSER_PATH, or run "
+            "kaleido.get_chrome_sync())"
+        )
+    return None
 
 
 def _start_kaleido() -> None:

@@ -74,7 +74,7 @@ import engine
 from engine.datasets import generate
 from engine.registry import REGISTRY
 
-from .report import Context, Report, fmt
+from .report import Report, ReproConfig, fmt
 
 TITLE = (
     "Shalev-Shwartz, Srebro & Zhang (SIAM J. Optim. 2010): trading accuracy for sparsity "
@@ -122,7 +122,7 @@ PROBLEMS = (
 
 
 @dataclass(frozen=True)
-class Setup:
+class Config:
     reps: int
     K: int
     fractions: tuple[float, ...]
@@ -132,7 +132,7 @@ class Setup:
     quick: bool
 
     @classmethod
-    def for_context(cls, ctx: Context) -> Setup:
+    def for_context(cls, ctx: ReproConfig) -> Config:
         fractions = (0.3, 0.1, 0.03, 0.01)
         if ctx.quick:
             return cls(3, 12, fractions, 3000, 1000, 10, True)
@@ -180,7 +180,15 @@ def reference(
 def path_curve(X, y, spec: ProblemSpec, K: int, algorithm: str) -> tuple[list[float], np.ndarray]:
     """Objective after each forward step of a greedy path to K features (the path is nested,
     so one run gives every k), and the final support."""
-    res = engine.select(X, y, algorithm=algorithm, objective=spec.objective, k=K, **spec.obj_params)
+    res = engine.select(
+        X,
+        y,
+        algorithm=algorithm,
+        objective=spec.objective,
+        k=K,
+        **spec.obj_params,
+        standardize=False,
+    )
     values = [float(e.objective) for e in res.trace if e.kind == "add"]
     return values, res.support
 
@@ -199,6 +207,7 @@ def replacement_curve(X, y, spec: ProblemSpec, K: int, variant: str) -> list[flo
                 k=k,
                 replacement="full",
                 **spec.obj_params,
+                standardize=False,
             )
         else:
             res = engine.select(
@@ -209,6 +218,7 @@ def replacement_curve(X, y, spec: ProblemSpec, K: int, variant: str) -> list[flo
                 k=k,
                 variant="simple",
                 **spec.obj_params,
+                standardize=False,
             )
         out.append(float(res.objective))
     return out
@@ -227,6 +237,7 @@ def frank_wolfe_curve(X, y, spec: ProblemSpec, K: int, B1: float, max_iter: int)
         epsilon=1e-12,
         max_iter=max_iter,
         **spec.obj_params,
+        standardize=False,
     )
     best = np.full(K + 1, np.inf)
     for e in res.trace:
@@ -240,7 +251,7 @@ def frank_wolfe_curve(X, y, spec: ProblemSpec, K: int, B1: float, max_iter: int)
 
 
 def sparsification_curve(
-    X, y, spec: ProblemSpec, K: int, B1: float, setup: Setup, seed: int
+    X, y, spec: ProblemSpec, K: int, B1: float, setup: Config, seed: int
 ) -> dict[str, Any]:
     """Algorithm 1 with k = 1..K draws (best of ``rs_repeats``): objective and the support
     size actually used (draws can repeat a coordinate)."""
@@ -257,6 +268,7 @@ def sparsification_curve(
             max_iter=setup.rs_max_iter,
             random_state=seed + k,
             **spec.obj_params,
+            standardize=False,
         )
         values.append(float(res.objective))
         sizes.append(int(res.support.size))
@@ -265,7 +277,7 @@ def sparsification_curve(
     return {"curve": values, "sizes": sizes, "l1_gap": gap, "l1_norm": l1}
 
 
-def run_problem(spec: ProblemSpec, j: int, r: int, setup: Setup, seed: int) -> dict[str, Any]:
+def run_problem(spec: ProblemSpec, j: int, r: int, setup: Config, seed: int) -> dict[str, Any]:
     """Every curve on repetition r of problem j."""
     rng = np.random.default_rng([seed, j, r])
     prob = generate(spec.generator, random_state=rng, **spec.params)
@@ -296,7 +308,7 @@ def run_problem(spec: ProblemSpec, j: int, r: int, setup: Setup, seed: int) -> d
     }
 
 
-def run_all(setup: Setup, ctx: Context) -> dict[str, list[dict[str, Any]]]:
+def run_all(setup: Config, ctx: ReproConfig) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for j, spec in enumerate(PROBLEMS):
         start = time.perf_counter()
@@ -451,7 +463,7 @@ def objective_figure(results: dict[str, list[dict[str, Any]]]) -> go.Figure:
     return fig
 
 
-def tradeoff_figure(results: dict[str, list[dict[str, Any]]], setup: Setup) -> go.Figure:
+def tradeoff_figure(results: dict[str, list[dict[str, Any]]], setup: Config) -> go.Figure:
     """Features needed against eps; a point is left out where fewer than half of the
     repetitions reach the target within K (its median would be 'more than K')."""
     fig = _two_panels()
@@ -534,7 +546,7 @@ def b1_figure(results: dict[str, list[dict[str, Any]]]) -> go.Figure:
 
 
 def objective_section(
-    report: Report, results: dict[str, list[dict[str, Any]]], setup: Setup
+    report: Report, results: dict[str, list[dict[str, Any]]], setup: Config
 ) -> None:
     report.section(
         "Objective against sparsity",
@@ -572,7 +584,7 @@ def objective_section(
 
 
 def tradeoff_section(
-    report: Report, results: dict[str, list[dict[str, Any]]], setup: Setup
+    report: Report, results: dict[str, list[dict[str, Any]]], setup: Config
 ) -> dict[str, Any]:
     report.section(
         "The trade-off: features needed for accuracy eps, against the theorems' bounds",
@@ -640,7 +652,7 @@ def _pairs(results: dict[str, list[dict[str, Any]]], a: str, b: str, source: str
 
 
 def check_claims(
-    report: Report, results: dict[str, list[dict[str, Any]]], table: dict[str, Any], setup: Setup
+    report: Report, results: dict[str, list[dict[str, Any]]], table: dict[str, Any], setup: Config
 ) -> dict[str, float]:
     stats: dict[str, float] = {}
     pairs = list(_pairs(results, FC, FW))
@@ -736,7 +748,7 @@ def sparsification_claim(
     report: Report,
     results: dict[str, list[dict[str, Any]]],
     table: dict[str, Any],
-    setup: Setup,
+    setup: Config,
     stats: dict[str, float],
 ) -> None:
     """Randomized sparsification against fully corrective greedy at equal sparsity: its
@@ -762,7 +774,7 @@ def sparsification_claim(
 
 
 def growth_claim(
-    report: Report, table: dict[str, Any], setup: Setup, stats: dict[str, float]
+    report: Report, table: dict[str, Any], setup: Config, stats: dict[str, float]
 ) -> None:
     """Theorem 2.8: under sparse strong convexity the fully corrective sparsity grows like
     log(1/eps), not like 1/eps (Theorem 2.7's worst case)."""
@@ -804,9 +816,9 @@ def b1_claim(
 # ----------------------------------------------------------------------------- entry point
 
 
-def run(ctx: Context) -> Report:
+def run(ctx: ReproConfig) -> Report:
     """Every curve, the trade-off table, figures and claims; ``bench.reproduce`` writes it."""
-    setup = Setup.for_context(ctx)
+    setup = Config.for_context(ctx)
     report = Report(ctx, TITLE)
     report.section("What is reproduced", __doc__.split("\n\n", 1)[1])
     report.text(

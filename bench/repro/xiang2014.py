@@ -76,7 +76,7 @@ import engine
 from bench.sght_projection import Case, make_groups, scenarios, time_case
 from engine.datasets import generate, load_bundled
 
-from .report import Context, Report, fmt, mean_sd, rel_diff
+from .report import Report, ReproConfig, fmt, mean_sd, rel_diff
 from .sparse_group_lasso import sgl_grid, sgl_path
 
 TITLE = (
@@ -144,7 +144,7 @@ CONVERGENCE_SIZES = ((100, 2000), (100, 5000), (1000, 20000), (1000, 50000))
 
 
 @dataclass(frozen=True)
-class Setup:
+class Config:
     """Sizes of one run (full: the paper's settings; quick: the test suite's)."""
 
     reps: int
@@ -159,7 +159,7 @@ class Setup:
     quick: bool
 
     @classmethod
-    def for_context(cls, ctx: Context) -> Setup:
+    def for_context(cls, ctx: ReproConfig) -> Config:
         if ctx.quick:
             return cls(2, 3, 1000, (2, 4, 6), 200, 3, 3, CONVERGENCE_SIZES[:2], 1, True)
         return cls(10, 5, 1000, (2, 4, 6, 8, 10), 1000, 10, 5, CONVERGENCE_SIZES, 3, False)
@@ -186,7 +186,9 @@ def _engine_fits(
     def fit_all(X, y, groups, params):
         out = []
         for param in params:
-            res = engine.select(X, y, algorithm=algorithm, groups=groups, **fixed, **extra(param))
+            res = engine.select(
+                X, y, algorithm=algorithm, groups=groups, **fixed, **extra(param), standardize=False
+            )
             out.append((res.coef, res.intercept))
         return out
 
@@ -286,7 +288,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, dict[str, Any]]:
 # ----------------------------------------------------------------------------- Table 3
 
 
-def table3_methods(setup: Setup) -> list[Method]:
+def table3_methods(setup: Config) -> list[Method]:
     sght = [(m * s2, s2) for s2 in (2, 4, 6, 8, 10) for m in setup.sght_multipliers]
     return make_methods(
         sght, list(range(6, 61, 6)), [2, 4, 6, 8, 10], setup.sght_max_iter, quick=setup.quick
@@ -294,7 +296,7 @@ def table3_methods(setup: Setup) -> list[Method]:
 
 
 def table3_replication(
-    case: int, r: int, setup: Setup, seed: int, methods: list[Method]
+    case: int, r: int, setup: Config, seed: int, methods: list[Method]
 ) -> dict[str, dict[str, float]]:
     """One replication of one case: every method tuned on 100 rows, tested on n_test more."""
     rng = np.random.default_rng([seed, case, r])
@@ -313,7 +315,7 @@ def table3_replication(
     return out
 
 
-def run_table3(setup: Setup, ctx: Context) -> dict[int, dict[str, Any]]:
+def run_table3(setup: Config, ctx: ReproConfig) -> dict[int, dict[str, Any]]:
     methods = table3_methods(setup)
     results: dict[int, dict[str, Any]] = {}
     for case in (1, 2):
@@ -358,7 +360,7 @@ def _cell(stats: dict[str, Any], paper: float | None) -> str:
     )
 
 
-def table3_section(report: Report, results: dict[int, dict[str, Any]], setup: Setup) -> None:
+def table3_section(report: Report, results: dict[int, dict[str, Any]], setup: Config) -> None:
     report.section(
         "Table 3: bi-level and group selection on synthetic data",
         f"{setup.reps} replications, {setup.folds}-fold CV on 100 training rows, test set of "
@@ -533,7 +535,7 @@ def boston_design(X: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.column_stack(cols), np.asarray(groups)
 
 
-def table4_methods(setup: Setup, n_groups: int) -> list[Method]:
+def table4_methods(setup: Config, n_groups: int) -> list[Method]:
     s2_grid = list(range(1, 8))
     sght = [(m * s2, s2) for s2 in s2_grid for m in (1, 2, 3)]
     return make_methods(
@@ -545,7 +547,7 @@ def table4_methods(setup: Setup, n_groups: int) -> list[Method]:
     )
 
 
-def run_table4(setup: Setup, ctx: Context) -> dict[str, Any]:
+def run_table4(setup: Config, ctx: ReproConfig) -> dict[str, Any]:
     data = load_bundled("boston_housing")
     X, y = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float)
     n = len(y)
@@ -581,7 +583,7 @@ def run_table4(setup: Setup, ctx: Context) -> dict[str, Any]:
     }
 
 
-def table4_section(report: Report, results: dict[str, Any], setup: Setup) -> None:
+def table4_section(report: Report, results: dict[str, Any], setup: Config) -> None:
     report.section(
         "Table 4: Boston Housing, each variable expanded to (x, x^2, x^3) as a group",
         f"{setup.boston_reps} random 50/50 splits, {setup.boston_folds}-fold CV on the training "
@@ -686,7 +688,9 @@ def run_variant(
 ) -> dict[str, Any]:
     """One SGHT run: objective of every iterate (before the final refit, as Figure 4 plots),
     step sizes, iterations, time and how it stopped."""
-    res = engine.select(X, y, algorithm="sght", groups=groups, s1=s1, s2=s2, variant=variant)
+    res = engine.select(
+        X, y, algorithm="sght", groups=groups, s1=s1, s2=s2, variant=variant, standardize=False
+    )
     its = [e for e in res.trace if e.kind == "iterate"]
     return {
         "objectives": [float(e.objective) for e in its],
@@ -699,7 +703,7 @@ def run_variant(
     }
 
 
-def run_figure4(setup: Setup, ctx: Context) -> dict[str, dict[str, Any]]:
+def run_figure4(setup: Config, ctx: ReproConfig) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for n, p in setup.conv_sizes:
         n_groups = p // 100
@@ -777,7 +781,7 @@ def figure4(results: dict[str, dict[str, Any]], sizes: Sequence[tuple[int, int]]
     return fig
 
 
-def figure4_section(report: Report, results: dict[str, dict[str, Any]], setup: Setup) -> None:
+def figure4_section(report: Report, results: dict[str, dict[str, Any]], setup: Config) -> None:
     report.section(
         "Figure 4: convergence of ISTA, ISTA-L, FISTA and FISTA-C",
         "One data set per (n, p) and s2 (seeded), s1 = 5 s2, the engine's defaults (tol 1e-6 "
@@ -857,14 +861,14 @@ def figure4_claims(report: Report, results: dict[str, dict[str, Any]]) -> None:
 # ----------------------------------------------------------------------------- Figure 3
 
 
-def figure3_cases(setup: Setup) -> list[Case]:
+def figure3_cases(setup: Config) -> list[Case]:
     """The four scenarios of Table 2 as ``bench/sght_projection.py`` lists them (its scenario 5
     is ours, not the paper's, and left out); its quick list stops at p = 10^6 and thins
     scenario 2."""
     return [c for c in scenarios(setup.quick) if c.scenario != "5"]
 
 
-def run_figure3(setup: Setup, ctx: Context) -> list[dict[str, Any]]:
+def run_figure3(setup: Config, ctx: ReproConfig) -> list[dict[str, Any]]:
     """Time every case; each row also carries the machine's 1-minute load average when it
     was timed (the machine is shared: read the times relative to each other)."""
     rng = np.random.default_rng(ctx.seed)
@@ -951,7 +955,7 @@ def figure3(rows: list[dict[str, Any]]) -> go.Figure:
     return fig
 
 
-def figure3_section(report: Report, rows: list[dict[str, Any]], setup: Setup) -> None:
+def figure3_section(report: Report, rows: list[dict[str, Any]], setup: Config) -> None:
     report.section(
         "Figure 3: SGHT projection time",
         "One call of the exact dynamic program (``engine.projections.sght``: top-s1 entries of "
@@ -1031,7 +1035,7 @@ def figure3_claims(report: Report, rows: list[dict[str, Any]]) -> dict[str, floa
 # ----------------------------------------------------------------------------- entry point
 
 
-def intro_section(report: Report, setup: Setup, ctx: Context) -> None:
+def intro_section(report: Report, setup: Config, ctx: ReproConfig) -> None:
     report.section("What is reproduced", __doc__.split("\n\n", 1)[1])
     report.text(
         f"This run: Table 3 with {setup.reps} replications and {setup.folds}-fold CV (SGHT s1 "
@@ -1042,9 +1046,9 @@ def intro_section(report: Report, setup: Setup, ctx: Context) -> None:
     )
 
 
-def run(ctx: Context) -> Report:
+def run(ctx: ReproConfig) -> Report:
     """Every part of the reproduction; the report is written by ``bench.reproduce``."""
-    setup = Setup.for_context(ctx)
+    setup = Config.for_context(ctx)
     report = Report(ctx, TITLE)
     intro_section(report, setup, ctx)
     parts: dict[str, float] = {}

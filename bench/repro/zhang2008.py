@@ -49,6 +49,7 @@ Boston split ``r`` from ``default_rng([seed, 1, r])``, so different seeds share 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -65,7 +66,7 @@ from engine import metrics
 from engine.datasets import generate, load_bundled
 from engine.trace import replay
 
-from .report import Context, Report, fmt, mean_sd
+from .report import Report, ReproConfig, fmt, mean_sd
 
 TITLE = (
     "Zhang (NIPS 2008): Adaptive Forward-Backward Greedy Algorithm for Sparse Learning with "
@@ -101,15 +102,15 @@ PAPER_BEST_K = {"FoBa-aggressive": 2, "FoBa-conservative": 3}
 
 
 @dataclass(frozen=True)
-class Settings:
+class Config:
     """Sizes of one run: the paper's in full mode, fewer repetitions in quick mode."""
 
     table_reps: int
     boston_splits: int
 
 
-def settings(quick: bool) -> Settings:
-    return Settings(table_reps=25, boston_splits=25) if quick else Settings(50, 50)
+def settings(quick: bool) -> Config:
+    return Config(table_reps=25, boston_splits=25) if quick else Config(50, 50)
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,16 @@ class Method:
     params: tuple[tuple[str, Any], ...] = ()
 
     def select(self, X: np.ndarray, y: np.ndarray, k: int) -> engine.SelectionResult:
+        params = dict(self.params)
+        if self.algorithm == "foba-obj":
+            params["deletion_cost"] = _DELETION_COST[0]
         return engine.select(
-            X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **dict(self.params)
+            X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **params, standardize=False
         )
+
+
+# FoBa's backward cost for this run (ReproConfig.deletion_cost), set by run().
+_DELETION_COST = ["fixed"]
 
 
 FOBA = Method("FoBa", "foba-obj", (("backward", "standard"),))
@@ -172,7 +180,7 @@ def table1_problem(seed: int, r: int):
     return generate("zhang2008", random_state=np.random.default_rng([seed, 0, r]))
 
 
-def table1_experiment(ctx: Context, cfg: Settings) -> dict[str, Any]:
+def table1_experiment(ctx: ReproConfig, cfg: Config) -> dict[str, Any]:
     """Run Table 1: every method's best 5 features, scored on their least-squares refit.
 
     Returns
@@ -222,7 +230,7 @@ def table1_summary(values: dict[str, dict[str, list[float]]]) -> dict[str, dict[
     return out
 
 
-def table1_section(report: Report, result: dict[str, Any], cfg: Settings) -> None:
+def table1_section(report: Report, result: dict[str, Any], cfg: Config) -> None:
     summary = result["summary"]
     report.section(
         "Table 1: simulation at k = 5",
@@ -271,7 +279,7 @@ def exact_runs(values: dict[str, list[float]]) -> dict[str, float]:
     return out
 
 
-def table1_commentary(result: dict[str, Any], cfg: Settings) -> str:
+def table1_commentary(result: dict[str, Any], cfg: Config) -> str:
     """What agrees with the paper's Table 1 and what does not, from the numbers."""
     summary, exact = result["summary"], result["foba_exact"]
     within = [
@@ -439,7 +447,7 @@ def _errors(split: Split, coefs: dict[int, np.ndarray]) -> np.ndarray:
     return err
 
 
-def boston_experiment(ctx: Context, cfg: Settings) -> dict[str, Any]:
+def boston_experiment(ctx: ReproConfig, cfg: Config) -> dict[str, Any]:
     """Figures 4-5: per method, training and test error per split and sparsity.
 
     Returns
@@ -546,7 +554,7 @@ def best_k(summary: dict[str, dict], label: str) -> int:
     return int(np.nanargmin(test)) + 1
 
 
-def boston_section(report: Report, result: dict[str, Any], cfg: Settings) -> None:
+def boston_section(report: Report, result: dict[str, Any], cfg: Config) -> None:
     summary = result["summary"]
     report.section(
         "Figures 4-5: Boston Housing",
@@ -786,7 +794,7 @@ def figure5_claims(report: Report, summary: dict, errors: dict[str, np.ndarray])
 # --------------------------------------------------------------------------- run
 
 
-def intro(report: Report, cfg: Settings) -> None:
+def intro(report: Report, cfg: Config) -> None:
     report.section(
         "What is reproduced",
         f"""
@@ -800,11 +808,25 @@ deviation.
     )
 
 
-def run(ctx: Context) -> Report:
+def run(ctx: ReproConfig) -> Report:
     """Rerun Table 1 and Figures 4-5 of Zhang (2008) and write the report."""
     cfg = settings(ctx.quick)
+    _DELETION_COST[0] = ctx.deletion_cost
+    if ctx.deletion_cost != "fixed":
+        ctx = dataclasses.replace(ctx, paper=f"{ctx.paper}-{ctx.deletion_cost}")
     report = Report(ctx, TITLE)
     intro(report, cfg)
+    report.text(
+        f"FoBa's deletion cost: **{ctx.deletion_cost}** ("
+        + (
+            "the objective increase of zeroing the coefficient, the others held: both algorithm "
+            "boxes"
+            if ctx.deletion_cost == "fixed"
+            else "the objective increase after refitting the remaining features: Zhang's R "
+            "package foba"
+        )
+        + ")."
+    )
 
     # One BLAS thread whatever the entry point (reproduce.py sets it; pytest may have loaded
     # numpy first): the many small products lose to thread hand-offs on 2 cores.

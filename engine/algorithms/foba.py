@@ -12,7 +12,7 @@ from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution, emit_stop
 from .greedy import PathConfig, greedy_path
-from .params import BACKWARD, DELTA, EPSILON, MAX_STEPS, NU
+from .params import BACKWARD, DELETION_COST, DELTA, EPSILON, MAX_STEPS, NU, PATH_END
 
 _ZHANG = "Zhang 2008, Figure 3"
 _LIU = "Liu, Fujimaki & Ye 2014, Algorithm 1"
@@ -38,20 +38,23 @@ _FOBA = Requirements(check=_needs_an_end)
     summary="Adaptive forward-backward greedy: add the feature whose one-coordinate move lowers "
     "the objective most, refit, then delete while a deletion costs less than nu x the gain.",
     reference=f"{_LIU} (FoBa-obj); {_ZHANG}",
-    params=(BACKWARD, NU, DELTA, MAX_STEPS),
+    params=(BACKWARD, NU, DELTA, MAX_STEPS, DELETION_COST, PATH_END),
     k="optional",
     family="forward-backward",
     requires=_FOBA,
     traits=Traits(
         forward_rule="obj",
         deletion="no-refit",
+        deletion_param="deletion_cost",
         backward_param="backward",
         path="best-k",
         default=True,
         compare=True,
     ),
 )
-def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solution:
+def foba_obj(
+    objective, rec, *, k, rng, backward, nu, delta, max_steps, deletion_cost, path_end
+) -> Solution:
     """FoBa-obj: adaptive forward-backward greedy with the objective-drop forward rule.
 
     Parameters
@@ -73,6 +76,13 @@ def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solut
         Stop when the best forward objective drop falls below it.
     max_steps : int or None
         Add/remove steps in the path (default 5k).
+    deletion_cost : {"fixed", "refit"}
+        The backward step's price of a deletion: zeroing the coefficient with the others held
+        (both papers' algorithm boxes), or the increase after refitting the rest (Zhang's R
+        package ``foba``). The intercept is re-optimised in both.
+    path_end : {"zhang", "sparsity"}
+        Zhang's path (max_steps steps, the best size-k support along it), or stop as soon as
+        the path holds k features (Liu et al. 2014, Appendix D).
 
     Returns
     -------
@@ -83,7 +93,16 @@ def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solut
     ----------
     Zhang (2008), Figure 3; Liu, Fujimaki & Ye (2014), Algorithm 1.
     """
-    cfg = PathConfig(rule="obj", backward=backward, k=k, nu=nu, delta=delta, max_steps=max_steps)
+    cfg = PathConfig(
+        rule="obj",
+        backward=backward,
+        k=k,
+        nu=nu,
+        delta=delta,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
+    )
     return _run(objective, rec, cfg)
 
 
@@ -93,19 +112,22 @@ def foba_obj(objective, rec, *, k, rng, backward, nu, delta, max_steps) -> Solut
     summary="Forward-backward greedy with gradient selection: add the feature of largest "
     "|gradient|, refit, delete while a deletion costs less than nu x the gain.",
     reference=f"{_LIU} (FoBa-gdt)",
-    params=(BACKWARD, NU, EPSILON, MAX_STEPS),
+    params=(BACKWARD, NU, EPSILON, MAX_STEPS, DELETION_COST, PATH_END),
     k="optional",
     family="forward-backward",
     requires=_FOBA,
     traits=Traits(
         forward_rule="gdt",
         deletion="no-refit",
+        deletion_param="deletion_cost",
         backward_param="backward",
         path="best-k",
         compare=True,
     ),
 )
-def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Solution:
+def foba_gdt(
+    objective, rec, *, k, rng, backward, nu, epsilon, max_steps, deletion_cost, path_end
+) -> Solution:
     """FoBa-gdt: FoBa with the |gradient| forward rule.
 
     Parameters are those of :func:`foba_obj`, with ``epsilon`` (stop when the largest
@@ -121,7 +143,62 @@ def foba_gdt(objective, rec, *, k, rng, backward, nu, epsilon, max_steps) -> Sol
     Liu, Fujimaki & Ye (2014), Algorithm 1 (FoBa-gdt).
     """
     cfg = PathConfig(
-        rule="gdt", backward=backward, k=k, nu=nu, epsilon=epsilon, max_steps=max_steps
+        rule="gdt",
+        backward=backward,
+        k=k,
+        nu=nu,
+        epsilon=epsilon,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
+    )
+    return _run(objective, rec, cfg)
+
+
+@register_algorithm(
+    name="foba-refit",
+    title="FoBa (exact refit forward rule)",
+    summary="Forward-backward greedy whose forward step adds the feature whose full refit "
+    "lowers the objective most (forward stepwise), then deletes while a deletion costs less "
+    "than nu x the gain: the FoBa baseline of Elenberg et al.",
+    reference=f"Elenberg et al. 2016, Section 5 (FoBa baseline); {_ZHANG}",
+    params=(BACKWARD, NU, DELTA, MAX_STEPS, DELETION_COST, PATH_END),
+    k="optional",
+    family="forward-backward",
+    requires=_FOBA,
+    traits=Traits(
+        forward_rule="refit",
+        deletion="no-refit",
+        deletion_param="deletion_cost",
+        backward_param="backward",
+        path="best-k",
+    ),
+)
+def foba_refit(
+    objective, rec, *, k, rng, backward, nu, delta, max_steps, deletion_cost, path_end
+) -> Solution:
+    """FoBa with forward stepwise's exact refit gain as its forward rule.
+
+    Parameters are those of :func:`foba_obj`; ``delta`` bounds the exact refit gain.
+
+    Returns
+    -------
+    Solution
+        The best size-k support along the path, refitted.
+
+    References
+    ----------
+    Elenberg et al. (2016), Section 5 (their FoBa baseline); Zhang (2008), Figure 3.
+    """
+    cfg = PathConfig(
+        rule="refit",
+        backward=backward,
+        k=k,
+        nu=nu,
+        delta=delta,
+        max_steps=max_steps,
+        deletion_cost=deletion_cost,
+        stop_at_k=path_end == "sparsity",
     )
     return _run(objective, rec, cfg)
 

@@ -6,7 +6,10 @@ score every candidate, add the best, refit on the new support, record the gain d
 
 Backward step (Algorithm 1, lines 15-24; Zhang's Figure 3): take the selected feature whose
 removal, *without* refitting, raises the objective least; delete it (and refit) while its cost is
-below the rule's threshold:
+below the rule's threshold. (``deletion_cost="refit"`` ranks and thresholds the deletions by the
+objective increase *after* refitting the rest instead, as Zhang's R package ``foba`` does. The
+intercept, never selected, is re-optimised in both: a deletion cost is the change of the
+objective minimised over the intercept, for every objective.)
 
 ``standard``      nu * delta(size), the gain recorded when the support last grew to its size;
 ``conservative``  nu * the smallest forward gain seen so far;
@@ -16,6 +19,11 @@ below the rule's threshold:
 
 Every decision is an event: ``add``, ``remove`` (gain = cost < threshold) and ``check`` (the
 cheapest deletion was too costly), so a reader of the trace can verify each rule.
+
+Where the path ends with a target k: Zhang's path runs ``max_steps`` (5k) add/remove steps and
+returns the best size-k support along it; it stops earlier only when it provably cannot come
+back to k features in the steps left. ``stop_at_k`` (the ``path_end="sparsity"`` option) stops
+as soon as the path holds k features after a backward phase (Liu et al. 2014, Appendix D).
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ class PathConfig:
         the path runs on and the best size-k support along it is the answer.
     delta: stop when the best forward score (obj/quad/refit) falls below it.
     epsilon: stop when the largest |gradient| falls below it (gdt).
+    deletion_cost: ``fixed`` (no refit, the algorithm boxes) or ``refit``.
+    stop_at_k: stop once the path holds k features after a backward phase.
     """
 
     rule: str
@@ -50,6 +60,8 @@ class PathConfig:
     delta: float | None = None
     epsilon: float | None = None
     max_steps: int | None = None
+    deletion_cost: str = "fixed"
+    stop_at_k: bool = False
 
 
 def greedy_path(
@@ -93,6 +105,9 @@ def greedy_path(
         size = len(state.support)
         if forward_only and cfg.k is not None and size >= cfg.k:
             reason = f"reached k = {cfg.k} features"
+            break
+        if cfg.stop_at_k and cfg.k is not None and size >= cfg.k:
+            reason = f"path_end = sparsity: the path holds k = {cfg.k} features"
             break
         if steps >= max_steps:
             reason = f"max_steps = {max_steps} add/remove steps taken"
@@ -182,7 +197,9 @@ def _backward_phase(
     undone = 0.0  # forward gains undone by this phase's deletions (aggressive rule)
     while state.support and steps < max_steps:
         size = len(state.support)
-        costs = state.deletion_costs()
+        costs = (
+            state.refit_deletion_costs() if cfg.deletion_cost == "refit" else state.deletion_costs()
+        )
         p = int(np.argmin(costs))
         j, cost = state.support[p], float(costs[p])
         info: dict[str, float] = {}

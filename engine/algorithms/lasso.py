@@ -15,12 +15,17 @@ The paths come from scikit-learn (imported lazily, so ``import engine`` stays fa
   for sparse X on the centred Gram matrix (``lars_path_gram``), which never densifies X;
 * least squares, ``path="grid"``: ``Lasso`` (coordinate descent, same scaling, sparse X
   centred implicitly) warm-started along a log-spaced grid of alphas;
-* logistic: ``LogisticRegression`` with an l1 penalty and the ``saga`` solver, warm-started
-  along the same kind of grid. scikit-learn minimises ``C sum_i loss_i + ||w||_1``, i.e.
-  ``(1/n) sum_i loss_i + alpha ||w||_1`` with ``alpha = 1/(n C)``. ``saga`` leaves the intercept
-  unpenalised (``liblinear`` would penalise it as a synthetic feature). The path is the pure
-  l1 path: our objective's ridge ``lam`` enters the reported objective values and the
-  Lasso-Pipeline refit, not the path.
+* logistic: our active-set Newton solver of ``(1/n) sum_i loss_i + alpha ||w||_1`` with an
+  unpenalised intercept (``l1_logistic.py``), warm-started along the same kind of grid; in
+  scikit-learn's terms ``alpha = 1/(n C)``. (scikit-learn's ``liblinear`` penalises the
+  intercept as a synthetic feature; its ``saga`` needed tens of seconds and warned of
+  non-convergence along a path that this solver follows in a fraction of a second.) The path
+  is the pure l1 path: our objective's ridge ``lam`` enters the reported objective values and
+  the Lasso-Pipeline refit, not the path.
+
+Path end: by default Zhang's path of ``max_steps`` = 5k steps (support changes), the answer the
+best size-k point along it. ``path_end="sparsity"`` stops at the first point with k features
+(LARS: the first k-feature knot; grid: the first grid or bisection point with k features).
 
 Path to trace. Point ``t`` of the path (a LARS knot or a grid point) has coefficients ``w_t``
 and support ``S_t = {j : w_tj != 0}`` (entries below ``1e-12 max|w_t|`` count as zero: LARS
@@ -54,12 +59,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from .. import threads
 from ..objectives import ActiveSet, CollinearFeature, Objective
 from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution
+from .l1_logistic import L1Logistic
+from .params import PATH_END
 
 _ZHANG = "Zhang 2008, Section 4 (LARS path of actions, best k features along the path)"
 _ELENBERG = "Elenberg et al. 2016, Section 5"
@@ -70,12 +77,6 @@ _ZERO_TOL = 1e-12
 # lars_path_gram needs the dense d x d Gram matrix of a sparse X; above this many features it
 # costs more memory (d^2 doubles: 32 MB at 2000) than a grid of coordinate-descent fits.
 _MAX_GRAM_FEATURES = 2000
-# Fixed seed of saga's sample order, so a run is reproducible whatever its random_state.
-_SAGA_SEED = 0
-# scikit-learn's saga damps the intercept's updates 100-fold on sparse X, which slows its
-# convergence by an order of magnitude or more; up to this many entries (32 MB) a sparse X is
-# densified for the logistic path.
-_MAX_DENSE_ENTRIES = 4_000_000
 
 LASSO_PARAMS = (
     Param(
@@ -128,8 +129,8 @@ LASSO_PARAMS = (
         "tol",
         "float",
         1e-6,
-        "Grid path: tolerance of scikit-learn's solver at every alpha (Lasso, or "
-        "LogisticRegression with saga).",
+        "Grid path: tolerance of the solver at every alpha (scikit-learn's Lasso; for "
+        "logistic, the relative tolerance on our solver's optimality conditions).",
         minimum=0.0,
         exclusive_minimum=True,
     ),
@@ -137,9 +138,11 @@ LASSO_PARAMS = (
         "max_iter",
         "int",
         1000,
-        "Grid path: most solver iterations (coordinate-descent sweeps or saga epochs) per alpha.",
+        "Grid path: most solver iterations (coordinate-descent sweeps, or Newton steps of the "
+        "logistic solver) per alpha.",
         minimum=1,
     ),
+    PATH_END,
 )
 
 
@@ -168,7 +171,7 @@ class LassoPath:
 
 
 @dataclass(frozen=True)
-class PathSettings:
+class LassoConfig:
     """Validated parameters, with ``method`` resolved from ``auto`` and defaults filled in."""
 
     method: str
@@ -179,6 +182,7 @@ class PathSettings:
     refine_steps: int
     tol: float
     max_iter: int
+    stop_at_k: bool = False
 
 
 def make_point(alpha: float, coef: np.ndarray, intercept: float) -> PathPoint:
@@ -189,15 +193,10 @@ def make_point(alpha: float, coef: np.ndarray, intercept: float) -> PathPoint:
     return PathPoint(float(alpha), coef, float(intercept), frozenset(np.flatnonzero(coef).tolist()))
 
 
-def settings(objective: Objective, k: int | None, **params: Any) -> PathSettings:
+def lasso_config(objective: Objective, k: int | None, **params: Any) -> LassoConfig:
     """Resolve ``path="auto"`` and the defaults that depend on the method and on k."""
     method = params["path"]
-    is_ls = objective.name == "least_squares"
-    if method == "lars" and not is_ls:
-        raise ValueError(
-            f"parameter 'path' = 'lars' works with least squares only; the {objective.name} "
-            "objective needs path = 'grid' (or 'auto')"
-        )
+    is_ls = _quadratic(objective)  # check_config refused 'lars' for any other loss
     design = objective.design
     if method == "lars" and design.sparse and objective.n_features > _MAX_GRAM_FEATURES:
         raise ValueError(
@@ -217,7 +216,7 @@ def settings(objective: Objective, k: int | None, **params: Any) -> PathSettings
     max_steps = params["max_steps"]
     if max_steps is None and k is not None:
         max_steps = 5 * k  # Zhang: a path five times as long as the target sparsity
-    return PathSettings(
+    return LassoConfig(
         method=method,
         k=k,
         max_steps=max_steps,
@@ -226,17 +225,18 @@ def settings(objective: Objective, k: int | None, **params: Any) -> PathSettings
         refine_steps=params["refine_steps"],
         tol=params["tol"],
         max_iter=params["max_iter"],
+        stop_at_k=k is not None and params.get("path_end", "zhang") == "sparsity",
     )
 
 
-def compute_path(objective: Objective, cfg: PathSettings) -> LassoPath:
+def compute_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     """The l1 path of ``objective``'s loss, by LARS or along a warm-started grid.
 
     Parameters
     ----------
     objective : Objective
         Least squares or logistic.
-    cfg : PathSettings
+    cfg : LassoConfig
         From :func:`settings`.
 
     Returns
@@ -253,6 +253,8 @@ def compute_path(objective: Objective, cfg: PathSettings) -> LassoPath:
             fitter, notes = _make_fitter(objective, cfg)
             path = _grid_path(objective, cfg, fitter)
             path.notes += notes
+            if isinstance(fitter, _LogisticFitter):
+                path.notes += fitter.notes()
     path.notes += _warning_notes(caught)
     return path
 
@@ -280,32 +282,58 @@ def _null_point(objective: Objective, alpha: float) -> PathPoint:
 # --------------------------------------------------------------------------- LARS
 
 
-def _lars_path(objective: Objective, cfg: PathSettings) -> LassoPath:
+def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     from sklearn.linear_model import lars_path, lars_path_gram
 
     design, n, d = objective.design, objective.n_samples, objective.n_features
-    yc = objective.y_centered
+    yc = _centred_target(objective)
     alpha_max = _alpha_max(objective)
     if alpha_max <= 0.0:
         return LassoPath([_null_point(objective, 0.0)], "lars", "no feature correlates with y")
     # lars_path wants an int; the whole lasso path is rarely longer than a few times min(n, d).
     max_iter = cfg.max_steps if cfg.max_steps is not None else max(500, 8 * min(n, d))
     alpha_min = cfg.alpha_min_ratio * alpha_max
-    common = {"method": "lasso", "max_iter": max_iter, "alpha_min": alpha_min}
+
+    def common(m: int) -> dict:
+        return {"method": "lasso", "max_iter": m, "alpha_min": alpha_min}
+
     if design.sparse:
         X = design.X
         gram = (X.T @ X).toarray() - n * np.outer(design.mean, design.mean)
         xy = design.rmatvec(yc)
-        alphas, _, coefs = lars_path_gram(xy, gram, n_samples=n, copy_Gram=False, **common)
+
+        def run(m: int):
+            return lars_path_gram(xy, gram.copy(), n_samples=n, copy_Gram=False, **common(m))
     else:
-        Xc = design.X - design.mean  # a copy: lars_path may then work on it in place
-        alphas, _, coefs = lars_path(Xc, yc, Gram="auto", copy_X=False, **common)
+
+        def run(m: int):
+            # A fresh Fortran-ordered centred copy per call: LARS works on columns (10x slower
+            # on a C-ordered array) and swaps them in place, which is safe on our own copy.
+            Xc = np.subtract(design.X, design.mean, order="F")
+            return lars_path(Xc, yc, Gram="auto", copy_X=False, **common(m))
+
+    # LARS's large products X.T @ v dominate it: it runs with the caller's BLAS threads.
+    with threads.wide(n * d if not design.sparse else d * d):
+        if cfg.stop_at_k:
+            # The first knot with k features: k LARS steps, more if some feature left the
+            # path on the way (each retry adds the missing count, as the path is restarted).
+            m = min(cfg.k, max_iter)
+            while True:
+                alphas, _, coefs = run(m)
+                size = int(np.count_nonzero(coefs[:, -1]))
+                if size >= cfg.k or len(alphas) - 1 < m or m >= max_iter:
+                    break
+                m = min(m + cfg.k - size, max_iter)
+        else:
+            alphas, _, coefs = run(max_iter)
     points = [
         make_point(a, coefs[:, t], _ls_intercept(objective, coefs[:, t]))
         for t, a in enumerate(alphas)
     ]
     n_steps = len(alphas) - 1
-    if cfg.max_steps is not None and n_steps >= cfg.max_steps:
+    if cfg.stop_at_k and len(points[-1].support) >= cfg.k:
+        reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+    elif cfg.max_steps is not None and n_steps >= cfg.max_steps:
         reason = f"max_steps = {cfg.max_steps} LARS steps taken"
     elif alpha_min > 0 and alphas[-1] <= alpha_min * (1 + 1e-12):
         reason = f"reached alpha = alpha_min_ratio x alpha_max = {alpha_min:.4g}"
@@ -314,11 +342,22 @@ def _lars_path(objective: Objective, cfg: PathSettings) -> LassoPath:
     return LassoPath(points, "lars", reason)
 
 
+def _quadratic(objective: Objective) -> bool:
+    """Least squares (the quadratic loss LARS follows exactly) rather than a GLM's loss."""
+    return "quadratic" in objective.capabilities
+
+
+def _centred_target(objective: Objective) -> np.ndarray:
+    """y as least squares sees it: centred when the intercept is profiled out."""
+    y = objective.y
+    return y - y.mean() if objective.fit_intercept else y
+
+
 def _ls_intercept(objective: Objective, coef: np.ndarray) -> float:
     """The least-squares intercept profiled out at ``coef``: mean(y) - mean(X) . coef."""
     if not objective.fit_intercept:
         return 0.0
-    return objective.y_mean - float(objective.design.mean @ coef)
+    return float(objective.y.mean()) - float(objective.design.mean @ coef)
 
 
 # --------------------------------------------------------------------------- grid
@@ -353,13 +392,12 @@ class _Fitter:
             )
 
 
-def _make_fitter(objective: Objective, cfg: PathSettings) -> tuple[_Fitter, list[str]]:
+def _make_fitter(objective: Objective, cfg: LassoConfig) -> tuple[_Fitter, list[str]]:
     """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
-    from sklearn.linear_model import Lasso, LogisticRegression
+    from sklearn.linear_model import Lasso
 
     X = objective.design.X
-    n = objective.n_samples
-    if objective.name == "least_squares":
+    if _quadratic(objective):
         est = Lasso(
             alpha=1.0,
             fit_intercept=objective.fit_intercept,
@@ -368,26 +406,37 @@ def _make_fitter(objective: Objective, cfg: PathSettings) -> tuple[_Fitter, list
             warm_start=True,
         )
         return _Fitter(est, X, objective.y, lambda a: {"alpha": a}), []
-    est = LogisticRegression(
-        C=1.0,
-        solver="saga",
+    solver = L1Logistic(
+        objective.design,
+        objective.y,
+        fit_intercept=objective.fit_intercept,
         tol=cfg.tol,
         max_iter=cfg.max_iter,
-        fit_intercept=objective.fit_intercept,
-        warm_start=True,
-        random_state=_SAGA_SEED,
-        **l1_penalty_kwargs(),
     )
-    notes = []
-    if objective.design.sparse and objective.fit_intercept:
-        if n * objective.n_features <= _MAX_DENSE_ENTRIES:
-            X = X.toarray()
-            notes.append("sparse X densified for saga (its sparse mode damps the intercept)")
-        else:
-            notes.append("sparse X: saga converges slowly with an intercept; raise max_iter")
-    # saga iterates over rows: CSR once here rather than a conversion at every alpha.
-    X = X.tocsr() if sp.issparse(X) else X
-    return _Fitter(est, X, objective.t, lambda a: {"C": 1.0 / (n * a)}), notes
+    return _LogisticFitter(solver), []
+
+
+class _LogisticFitter:
+    """The same interface as :class:`_Fitter`, on our l1-logistic solver."""
+
+    def __init__(self, solver: L1Logistic) -> None:
+        self.solver = solver
+
+    def fit(self, alpha: float) -> PathPoint:
+        self.solver.solve(alpha)
+        return make_point(alpha, self.solver.coef(), self.solver.b)
+
+    def warm(self, point: PathPoint) -> None:
+        self.solver.set_point(point.coef, point.intercept)
+
+    def notes(self) -> list[str]:
+        bad = self.solver.unconverged
+        if not bad:
+            return []
+        return [
+            f"the l1 solver reached max_iter = {self.solver.max_iter} Newton steps at {bad} "
+            "alpha(s) before its tolerance; raise max_iter"
+        ]
 
 
 def l1_penalty_kwargs() -> dict:
@@ -402,7 +451,7 @@ def l1_penalty_kwargs() -> dict:
     return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
 
 
-def _grid_path(objective: Objective, cfg: PathSettings, fitter: _Fitter) -> LassoPath:
+def _grid_path(objective: Objective, cfg: LassoConfig, fitter: _Fitter) -> LassoPath:
     alpha_max = _alpha_max(objective)
     if alpha_max <= 0.0:
         return LassoPath([_null_point(objective, 0.0)], "grid", "no feature correlates with y")
@@ -418,9 +467,15 @@ def _grid_path(objective: Objective, cfg: PathSettings, fitter: _Fitter) -> Lass
             if middle is not None:
                 steps += n_changes(points[-1].support, middle.support)
                 points.append(middle)
+                if cfg.stop_at_k:
+                    reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+                    break
             fitter.warm(point)
         steps += n_changes(points[-1].support, point.support)
         points.append(point)
+        if cfg.stop_at_k and len(point.support) >= cfg.k:
+            reason = f"path_end = sparsity: the path reached {len(point.support)} >= k features"
+            break
         if cfg.max_steps is not None and steps >= cfg.max_steps:
             reason = f"max_steps = {cfg.max_steps} support changes made (alpha = {alpha:.4g})"
             break
@@ -463,8 +518,27 @@ def n_changes(before: frozenset[int], after: frozenset[int]) -> int:
 
 
 def path_values(objective: Objective, points: Sequence[PathPoint]) -> list[float]:
-    """Our objective at every path point (the lasso's own coefficients)."""
-    return [objective.value(p.coef, p.intercept) for p in points]
+    """Our objective at every path point (the lasso's own coefficients).
+
+    One product of the columns the path ever used with all points' coefficients at once,
+    instead of a full ``X @ coef`` per point.
+    """
+    if not points:
+        return []
+    used = sorted(set().union(*(p.support for p in points)))
+    C = np.array([p.coef[used] for p in points]).T  # (|used|, T)
+    b = np.array([p.intercept for p in points])
+    design = objective.design
+    cols = design.columns(used) if used else np.zeros((objective.n_samples, 0))
+    if _quadratic(objective):
+        # design.columns are centred when there is an intercept, which is then profiled out.
+        R = _centred_target(objective)[:, None] - cols @ C
+        if not objective.fit_intercept:
+            R -= b[None, :]
+        return list((R * R).sum(axis=0) / (2 * objective.n_samples))
+    eta = cols @ C + b[None, :]
+    loss = objective.loss.value(eta, objective.y[:, None]).mean(axis=0)
+    return list(loss + 0.5 * objective.lam * (C * C).sum(axis=0))
 
 
 def emit_path(
@@ -505,7 +579,7 @@ def _emit_point(
     entering = sorted(point.support - before.support)
     leaving = sorted(before.support - point.support)
     if not entering and not leaving:
-        rec.emit("iterate", objective=value, support_size=len(point.support), info=info)
+        rec.iterated(objective=value, support_size=len(point.support), info=info)
         return
     n_pairs = min(len(entering), len(leaving))
     moves = [("swap", j, q) for j, q in zip(entering[:n_pairs], leaving[:n_pairs], strict=True)]
@@ -522,17 +596,13 @@ def _emit_point(
             now = value
         else:  # an intermediate support: the point's coefficients restricted to it
             now = _restricted_value(objective, point, support)
-        gain = now - prev_value if kind == "remove" else prev_value - now
-        rec.emit(
-            kind,
-            feature=j,
-            feature_out=out,
-            objective=now,
-            support_size=len(support),
-            gain=gain,
-            accepted=True,
-            info=dict(info),
-        )
+        where = {"objective": now, "support_size": len(support), "info": dict(info)}
+        if kind == "remove":
+            rec.removed(j, cost=now - prev_value, **where)
+        elif kind == "swap":
+            rec.swapped(j, out, gain=prev_value - now, **where)
+        else:
+            rec.added(j, gain=prev_value - now, **where)
         prev_value = now
 
 
@@ -619,7 +689,7 @@ def lasso(
         Section 4), with the lasso's own shrunk coefficients and intercept; without such a
         point, the best point of the largest size below k.
     """
-    path = compute_path(objective, settings(objective, k, **params))
+    path = compute_path(objective, lasso_config(objective, k, **params))
     values = path_values(objective, path.points)
     emit_path(rec, objective, path.points, values)
     candidates, note = points_of_size(path.points, k)
@@ -630,7 +700,7 @@ def lasso(
         f"{len(point.support)} features){note}"
     )
     end = path.points[-1]
-    rec.emit("stop", objective=values[-1], support_size=len(end.support), reason=reason)
+    rec.stopped(reason, objective=values[-1], support_size=len(end.support))
     return Solution(
         support=np.array(sorted(point.support), dtype=np.intp),
         coef=point.coef.copy(),
@@ -676,28 +746,21 @@ def lasso_refit(
     the returned support, then ``remove`` events for collinear features left out (rare) and a
     ``stop`` event carrying the refitted objective.
     """
-    path = compute_path(objective, settings(objective, k, **params))
+    path = compute_path(objective, lasso_config(objective, k, **params))
     values = path_values(objective, path.points)
     candidates, note = points_of_size(path.points, k)
     t, state = _best_refit(objective, path.points, candidates)
     emit_path(rec, objective, path.points, values, last=t)
     dropped = [j for j in sorted(path.points[t].support) if j not in state.support]
-    for j in dropped:  # collinear with the rest: the refit cannot use it
-        rec.emit(
-            "remove",
-            feature=j,
-            objective=state.value,
-            support_size=len(state.support),
-            accepted=True,
-            reason="collinear with the rest of the support; the refit leaves it out",
-        )
+    for j in dropped:  # collinear with the rest: the refit cannot use it (said in the reason)
+        rec.removed(j, objective=state.value, support_size=len(state.support))
     reason = (
         f"{_path_summary(path)}; refitted the support of path point {t} "
         f"(alpha = {path.points[t].alpha:.4g}, {len(path.points[t].support)} features){note}"
     )
     if dropped:
         reason += f"; left out collinear features {dropped}"
-    rec.emit("stop", objective=state.value, support_size=len(state.support), reason=reason)
+    rec.stopped(reason, objective=state.value, support_size=len(state.support))
     return Solution.of(state, reason)
 
 

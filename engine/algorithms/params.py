@@ -66,3 +66,24 @@ MAX_REPLACEMENTS = Param(
     minimum=1,
     nullable=True,
 )
+PATH_END = Param(
+    "path_end",
+    "str",
+    "zhang",
+    "Where the path ends when k is given. zhang: Zhang's path of max_steps (default 5k) steps, "
+    "the answer is the best size-k support along it; sparsity: stop as soon as the path holds k "
+    "features (Liu et al. 2014, App. D: 'when the number of nonzero entries exceeds a given "
+    "sparsity level, the algorithm terminates'), the answer is that first size-k support. "
+    "Faster (the path is about k steps instead of 3k-5k); the answer can differ only when the "
+    "longer path would come back to k features with a lower objective.",
+    choices=("zhang", "sparsity"),
+)
+DELETION_COST = Param(
+    "deletion_cost",
+    "str",
+    "fixed",
+    "Backward step's cost of deleting a feature. fixed: the objective increase of zeroing its "
+    "coefficient with the others held (both papers' algorithm boxes); refit: the increase "
+    "after refitting the remaining features (Zhang's R package foba).",
+    choices=("fixed", "refit"),
+)

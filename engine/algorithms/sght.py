@@ -43,7 +43,9 @@ Implementation choices (the paper leaves them open):
   not vanish at a constrained optimum; the gradient mapping does, at fixed points of the
   iteration), or ``max_iter``. An iterate's objective is recorded before the refit.
 * **FISTA safeguard.** Hard thresholding makes the problem nonconvex and FISTA non-monotone;
-  when an iteration raises the objective the momentum restarts (beta = 0 next iteration).
+  when an iteration raises the objective the momentum restarts (beta = 0 next iteration: the
+  search point is the iterate; Algorithm 2 itself has no restart, it returns when the objective
+  stops decreasing).
 * **Default variant.** FISTA, as the paper recommends: on the Section 5.3 problems (20 seeds
   each) it needed the fewest iterations and recovered the true groups in 19/20 (case 1) and
   15/20 (case 2) runs; ISTA 20 and 16 with 40% more iterations, ISTA-L 20 and 15, FISTA-C 18
@@ -226,7 +228,7 @@ def sght_constraint(
 
 
 @dataclass(frozen=True)
-class Settings:
+class SghtConfig:
     """Options of one run (see the module docstring)."""
 
     accelerated: bool
@@ -239,7 +241,7 @@ class Settings:
     refit: bool
 
     @classmethod
-    def of(cls, variant: str, **options) -> Settings:
+    def of(cls, variant: str, **options) -> SghtConfig:
         accelerated, bb, criterion = VARIANTS[variant]
         return cls(accelerated, bb, criterion, **options)
 
@@ -311,7 +313,7 @@ def project(x: np.ndarray, constraint: Constraint, p: int) -> np.ndarray:
 def line_search(
     f: Smooth,
     constraint: Constraint,
-    settings: Settings,
+    config: SghtConfig,
     u: np.ndarray,
     fu: float,
     gu: np.ndarray,
@@ -326,7 +328,7 @@ def line_search(
     ----------
     f : Smooth
     constraint : Constraint
-    settings : Settings
+    config : SghtConfig
         ``criterion`` "lipschitz" is Eq. (3), at the search point u; "decrease" is Eq. (4),
         against the previous iterate (ISTA only, where u is that iterate).
     u : ndarray, shape (p + 1,)
@@ -352,16 +354,16 @@ def line_search(
         x = project(u - gu / L, constraint, f.p)
         fx = f.value(x)
         d = x - u
-        if settings.criterion == "lipschitz":
+        if config.criterion == "lipschitz":
             bound = fu + float(gu @ d) + 0.5 * L * float(d @ d)
             slack = _ROUNDING * max(abs(fu), abs(bound))
         else:
             dx = x - x_prev
-            bound = f_prev - 0.5 * L * settings.sigma * float(dx @ dx)
+            bound = f_prev - 0.5 * L * config.sigma * float(dx @ dx)
             slack = _ROUNDING * abs(f_prev)
         if fx <= bound + slack:
             return Step(x, fx, L, L_init, backtracks, L * float(np.linalg.norm(d)))
-        L *= settings.eta
+        L *= config.eta
     return None
 
 
@@ -412,7 +414,7 @@ class Events:
 
 
 def iterate(
-    objective: Objective, rec: Recorder, constraint: Constraint, settings: Settings
+    objective: Objective, rec: Recorder, constraint: Constraint, config: SghtConfig
 ) -> tuple[np.ndarray, float, str]:
     """Algorithm 1 (ISTA) or Algorithm 2 (FISTA) from w = 0.
 
@@ -436,35 +438,38 @@ def iterate(
     a_old, a = 0.0, 1.0  # alpha^{m-2}, alpha^{m-1} of Algorithm 2
     last_point, last_grad = x, gx  # where the gradient was last evaluated (for BB)
     L = L0
-    for m in range(1, settings.max_iter + 1):
-        beta = (a_old - 1.0) / a if settings.accelerated else 0.0
+    for m in range(1, config.max_iter + 1):
+        beta = (a_old - 1.0) / a if config.accelerated else 0.0
         if beta != 0.0:
             u = x + beta * (x - x_old)
             fu, gu = f.value(u), f.gradient(u)
         else:  # ISTA, or FISTA's first step and restarts: the search point is the iterate
             u, fu = x, fx
-            gu = gx if m == 1 or not settings.accelerated else f.gradient(x)
+            gu = gx if m == 1 or not config.accelerated else f.gradient(x)
         if m > 1:
-            L = _initial_L(settings, L0, u - last_point, gu - last_grad)
+            L = _initial_L(config, L0, u - last_point, gu - last_grad)
         last_point, last_grad = u, gu
-        step = line_search(f, constraint, settings, u, fu, gu, x, fx, L)
+        step = line_search(f, constraint, config, u, fu, gu, x, fx, L)
         if step is None:
             return x, fx, f"the line search found no step after {_MAX_BACKTRACKS} increases of L"
         x_old, x, f_prev, fx = x, step.x, fx, step.value
         events.iteration(m, step)
         a_old, a = a, 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * a * a))
-        if settings.accelerated and fx > f_prev:
-            a_old, a = 0.0, 1.0  # restart: the next extrapolation is beta = 0
-        reason = _converged(f_prev, fx, step.mapping_norm, g0_norm, settings.tol, m)
+        if config.accelerated and fx > f_prev:
+            # Restart: the next extrapolation is beta = (1 - 1) / 1 = 0, the search point the
+            # iterate itself (not Algorithm 2's initial alpha^{-1} = 0, which would give
+            # beta = -1 and roll the search point back to the previous iterate).
+            a_old, a = 1.0, 1.0
+        reason = _converged(f_prev, fx, step.mapping_norm, g0_norm, config.tol, m)
         if reason:
             return x, fx, reason
-        if not settings.accelerated:
+        if not config.accelerated:
             gx = f.gradient(x)  # ISTA steps from x; FISTA evaluates at the next u instead
-    return x, fx, f"reached max_iter = {settings.max_iter} iterations"
+    return x, fx, f"reached max_iter = {config.max_iter} iterations"
 
 
-def _initial_L(settings: Settings, L0: float, dx: np.ndarray, dg: np.ndarray) -> float:
-    if not settings.bb:
+def _initial_L(config: SghtConfig, L0: float, dx: np.ndarray, dg: np.ndarray) -> float:
+    if not config.bb:
         return L0
     a = bb_estimate(dx, dg)
     return L0 if a is None else max(_BB_FLOOR * L0, a)  # the paper's max(1, alpha)
@@ -485,7 +490,7 @@ def _converged(
 
 
 def run(
-    objective: Objective, rec: Recorder, constraint: Constraint, settings: Settings
+    objective: Objective, rec: Recorder, constraint: Constraint, config: SghtConfig
 ) -> Solution:
     """Iterate, then refit on the final support (unless ``refit`` is off); emit ``stop``.
 
@@ -494,7 +499,7 @@ def run(
     objective : Objective
     rec : Recorder
     constraint : Constraint
-    settings : Settings
+    config : SghtConfig
 
     Returns
     -------
@@ -502,12 +507,12 @@ def run(
         coef of shape (n_features,), zero off the support; the refitted optimum on the support,
         or the last iterate when the refit is off or the support is collinear.
     """
-    x, value, reason = iterate(objective, rec, constraint, settings)
+    x, value, reason = iterate(objective, rec, constraint, config)
     p = objective.n_features
     support = np.flatnonzero(x[:p])
     coef, intercept = x[:p].copy(), float(x[p])
     state = None
-    if not settings.refit:
+    if not config.refit:
         reason += "; not refitted (refit = false): the last iterate"
     else:
         try:
@@ -525,10 +530,10 @@ def run(
     return Solution(support, coef, intercept, objective=value, stop_reason=reason)
 
 
-def _settings(
+def _config(
     variant: str, max_iter: int, tol: float, eta: float, sigma: float, refit: bool
-) -> Settings:
-    return Settings.of(variant, max_iter=max_iter, tol=tol, eta=eta, sigma=sigma, refit=refit)
+) -> SghtConfig:
+    return SghtConfig.of(variant, max_iter=max_iter, tol=tol, eta=eta, sigma=sigma, refit=refit)
 
 
 _GROUPED = Requirements(capabilities=frozenset({"linear"}), groups=True)
@@ -563,7 +568,7 @@ def sght_algorithm(
 ) -> Solution:
     """Sparse group hard thresholding (module docstring); k is s1 when s1 is not given."""
     constraint = sght_constraint(objective.n_features, groups, k, s1, s2)
-    return run(objective, rec, constraint, _settings(variant, max_iter, tol, eta, sigma, refit))
+    return run(objective, rec, constraint, _config(variant, max_iter, tol, eta, sigma, refit))
 
 
 @register_algorithm(
@@ -592,7 +597,7 @@ def iht_algorithm(
 ) -> Solution:
     """Iterative hard thresholding: the feature budget of SGHT alone, s1 = k."""
     constraint = Constraint("iht", k, None, None)
-    return run(objective, rec, constraint, _settings(variant, max_iter, tol, eta, sigma, refit))
+    return run(objective, rec, constraint, _config(variant, max_iter, tol, eta, sigma, refit))
 
 
 @register_algorithm(
@@ -625,4 +630,4 @@ def ght_algorithm(
     index = _groups_index(groups, objective.n_features)
     _check_s2(s2, index)
     constraint = Constraint("ght", None, s2, index)
-    return run(objective, rec, constraint, _settings(variant, max_iter, tol, eta, sigma, refit))
+    return run(objective, rec, constraint, _config(variant, max_iter, tol, eta, sigma, refit))

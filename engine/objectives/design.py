@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .. import threads
+
 
 class Design:
     """Read-only view of X used by the objectives.
@@ -53,8 +55,15 @@ class Design:
         self.sq_norms[self.sq_norms <= 1e-12 * np.maximum(raw_sq, 1e-300)] = 0.0
 
     def rmatvec(self, r: np.ndarray) -> np.ndarray:
-        """Xc.T @ r for every feature, shape (n_features,)."""
-        out = self.XT @ r
+        """Xc.T @ r for every feature, shape (n_features,).
+
+        The one product of a path large enough to gain from BLAS threads (engine.threads).
+        """
+        if self.sparse:
+            out = self.XT @ r
+        else:
+            with threads.wide(self.X.size):
+                out = self.XT @ r
         if self.center:
             out = out - self.mean * r.sum()
         return np.asarray(out).ravel()
@@ -94,6 +103,14 @@ class Design:
         if self.center:
             out = out - self.mean[idx] @ v
         return out
+
+    def dense_matvec(self, w: np.ndarray) -> np.ndarray:
+        """X @ w (uncentred) for a full coefficient vector, with the wide BLAS threads when X
+        is large and dense (the iterative methods' other large product)."""
+        if self.sparse:
+            return np.asarray(self.X @ w).ravel()
+        with threads.wide(self.X.size):
+            return self.X @ w
 
 
 class SupportBlock:

@@ -47,11 +47,11 @@ class LeastSquares(Objective):
         self.y_centered = y - self.y_mean
 
     def value(self, coef, intercept: float = 0.0) -> float:
-        r = self.y - np.asarray(self.design.X @ coef).ravel() - intercept
+        r = self.y - self.design.dense_matvec(np.asarray(coef, dtype=float)) - intercept
         return float(r @ r) / (2 * self.n_samples)
 
     def gradient(self, coef, intercept: float = 0.0) -> tuple[np.ndarray, float]:
-        r = self.y - np.asarray(self.design.X @ coef).ravel() - intercept
+        r = self.y - self.design.dense_matvec(np.asarray(coef, dtype=float)) - intercept
         n = self.n_samples
         return -np.asarray(self.design.X.T @ r).ravel() / n, -float(r.sum()) / n
 

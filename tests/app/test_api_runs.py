@@ -48,6 +48,8 @@ def test_submit_queues_a_run(client, dataset) -> None:
         "nu": 0.4,
         "delta": None,
         "max_steps": None,
+        "deletion_cost": "fixed",
+        "path_end": "zhang",
     }
     assert (run["seed"], run["test_fraction"]) == (7, 0.25)
     assert client.get(run["url"]).json() == run

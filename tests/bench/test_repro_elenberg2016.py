@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 
 from bench.repro.elenberg2016 import METHODS, METRICS
-from bench.repro.report import Context
+from bench.repro.report import ReproConfig
 from bench.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("elenberg2016")
-    ctx = Context("elenberg2016", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
+    ctx = ReproConfig(
+        "elenberg2016", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None
+    )
     return reproduce(ctx)
 
 

@@ -8,14 +8,14 @@ import math
 import pytest
 
 from bench.repro.liu2014 import LABELS, PAPER_TABLE3, PAPER_TABLE3_TEXT
-from bench.repro.report import Context
+from bench.repro.report import ReproConfig
 from bench.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("liu2014")
-    ctx = Context("liu2014", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
+    ctx = ReproConfig("liu2014", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
     return reproduce(ctx)
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from bench.repro.report import Context
+from bench.repro.report import ReproConfig
 from bench.repro.shalev2010 import CURVES, FC, FW, REP, SIMPLE, bounds
 from bench.reproduce import reproduce
 
@@ -17,7 +17,7 @@ from bench.reproduce import reproduce
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("shalev2010")
-    ctx = Context("shalev2010", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
+    ctx = ReproConfig("shalev2010", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
     return reproduce(ctx)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.repro.report import Context
+from bench.repro.report import ReproConfig
 from bench.repro.sparse_group_lasso import sgl_lambda_max, sgl_path, sgl_prox
 from bench.repro.xiang2014 import METHODS, VARIANTS
 from bench.reproduce import reproduce
@@ -16,7 +16,7 @@ from bench.reproduce import reproduce
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("xiang2014")
-    ctx = Context("xiang2014", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
+    ctx = ReproConfig("xiang2014", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
     return reproduce(ctx)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.repro.report import Context
+from bench.repro.report import ReproConfig
 from bench.repro.zhang2008 import BOSTON_LABELS, K_MAX, PAPER_TABLE1_TEXT
 from bench.reproduce import reproduce
 
@@ -19,7 +19,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("zhang2008")
-    ctx = Context("zhang2008", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
+    ctx = ReproConfig("zhang2008", quick=True, seed=0, out_dir=out, png=False, log=lambda _: None)
     return reproduce(ctx)
 
 
@@ -84,10 +84,33 @@ def test_boston_curves_are_complete_and_sane(report):
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium for kaleido to drive")
 def test_png_figures_are_written(tmp_path):
     pytest.importorskip("kaleido")
-    ctx = Context("zhang2008", quick=True, seed=0, out_dir=tmp_path, png=True, log=lambda _: None)
+    ctx = ReproConfig(
+        "zhang2008", quick=True, seed=0, out_dir=tmp_path, png=True, log=lambda _: None
+    )
     report = reproduce(ctx)
     assert report.png_note is None, report.png_note
     png = report.dir / "figure4_boston.png"
     assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "(figure4_boston.png)" in (report.dir / "REPORT.md").read_text()
     shutil.rmtree(report.dir)
+
+
+def test_no_browser_means_html_figures_and_the_reason(tmp_path, monkeypatch):
+    """Without a usable Chromium, kaleido would fail in its own thread and leave the main
+    thread waiting forever; the report detects it first and writes HTML figures only."""
+    pytest.importorskip("kaleido")
+    from bench.repro import report as report_module
+
+    fake = tmp_path / "not-a-browser"
+    fake.write_text("")  # exists, not executable
+    monkeypatch.setenv("BROWSER_PATH", str(fake))
+    why = report_module.png_unavailable()
+    assert why is not None and "not executable" in why
+    ctx = ReproConfig(
+        "zhang2008", quick=True, seed=0, out_dir=tmp_path, png=True, log=lambda _: None
+    )
+    report = reproduce(ctx)
+    assert report.png_note is not None and "HTML only" in report.png_note
+    assert not list(report.dir.glob("*.png"))
+    assert list(report.dir.glob("*.html"))
+    assert "HTML only" in (report.dir / "REPORT.md").read_text()

@@ -185,7 +185,8 @@ def reference_foba(
     Forward: the candidate with the largest one-coordinate objective drop (``obj``; closed form
     for least squares, scipy Brent for logistic) or largest |gradient| (``gdt``); full refit
     (lstsq / scikit-learn); delta(size) = the decrease. Backward after every forward step: while
-    the cheapest deletion (no refit) costs < nu * delta(size), delete it and refit. The path runs
+    the cheapest deletion (no refit of the other coefficients; the intercept re-optimised)
+    costs < nu * delta(size), delete it and refit. The path runs
     for ``max_steps`` (default 5k) add/remove steps, Zhang's Section 4 path.
     Returns the list of (kind, feature, objective) and {size: (best value, support)}.
     """
@@ -231,7 +232,12 @@ def reference_foba(
             for i in F:
                 w = coef.copy()
                 w[i] = 0.0
-                bb = ls_best_intercept(X, y, w) if ls and fit_intercept else b
+                if not fit_intercept:
+                    bb = b
+                elif ls:
+                    bb = ls_best_intercept(X, y, w)
+                else:  # the intercept re-optimised, as least squares profiles it out
+                    bb = best_intercept(value, w, b)
                 costs[i] = value(w, bb) - value(coef, b)
             i = min(F, key=lambda c: costs[c])
             if not costs[i] < nu * gains[len(F)]:
@@ -242,6 +248,14 @@ def reference_foba(
             path.append(("remove", i, val))
             _observe(best, F, val)
     return path, best
+
+
+def best_intercept(value: Callable, coef, b0: float) -> float:
+    """argmin_b value(coef, b) by scipy's Brent, bracketed around b0."""
+    res = minimize_scalar(
+        lambda bb: value(coef, bb), bracket=(b0 - 1.0, b0 + 1.0), method="brent", tol=1e-12
+    )
+    return float(res.x)
 
 
 def _observe(best, F, val) -> None:

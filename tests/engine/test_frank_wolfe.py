@@ -138,7 +138,7 @@ def test_objective_decreases_to_the_independent_l1_optimum(name, tolerances):
 def test_stopping_rule_and_trace_of_a_select_run():
     X, y = regression()
     eps = 0.05
-    res = engine.select(X, y, algorithm="frank-wolfe", B1=1.0, epsilon=eps)
+    res = engine.select(X, y, algorithm="frank-wolfe", B1=1.0, epsilon=eps, standardize=False)
     obj = LeastSquares(X, y)
     assert res.stop_reason.startswith("duality gap")
     # Recomputed independently at the returned point: the intercept minimises Q(coef, .) and
@@ -173,9 +173,11 @@ def test_step_is_the_papers_closed_form():
 
 def test_k_caps_the_support():
     X, y = make_regression(3, n=50, d=12, k_true=6, rho=0.0)
-    free = engine.select(X, y, algorithm="frank-wolfe", B1=20.0, max_iter=300)
+    free = engine.select(X, y, algorithm="frank-wolfe", B1=20.0, max_iter=300, standardize=False)
     assert len(free.support) > 3
-    capped = engine.select(X, y, algorithm="frank-wolfe", B1=20.0, max_iter=300, k=3)
+    capped = engine.select(
+        X, y, algorithm="frank-wolfe", B1=20.0, max_iter=300, k=3, standardize=False
+    )
     assert len(capped.support) == 3
     assert "beyond k = 3" in capped.stop_reason
     assert len(capped.trace) < len(free.trace)
@@ -188,7 +190,9 @@ def test_full_steps_replace_the_support_and_the_trace_says_so():
     # A tiny beta makes every step eta = 1: w jumps to the vertex B1 e_r and the other features
     # leave; the trace must record those removals for replay to give the right support.
     X, y = make_regression(3, n=50, d=12, k_true=6, rho=0.0)
-    res = engine.select(X, y, algorithm="frank-wolfe", B1=1.0, smoothness=1e-9, max_iter=30)
+    res = engine.select(
+        X, y, algorithm="frank-wolfe", B1=1.0, smoothness=1e-9, max_iter=30, standardize=False
+    )
     kinds = [e.kind for e in res.trace]
     assert kinds.count("remove") > 0
     assert all(e.info["step"] == 1.0 for e in res.trace[:-1])
@@ -200,7 +204,9 @@ def test_full_steps_replace_the_support_and_the_trace_says_so():
 @pytest.mark.parametrize("objective", ["least_squares", "logistic", "smoothed_hinge"])
 def test_frank_wolfe_with_every_objective_via_select(objective):
     X, y = (classification if objective != "least_squares" else regression)()
-    res = engine.select(X, y, algorithm="frank-wolfe", objective=objective, B1=0.8, max_iter=200)
+    res = engine.select(
+        X, y, algorithm="frank-wolfe", objective=objective, B1=0.8, max_iter=200, standardize=False
+    )
     assert np.abs(res.coef).sum() <= 0.8 * (1 + 1e-12)
     assert np.isfinite(res.objective) and res.trace[-1].kind == "stop"
     assert all("step" in e.info for e in res.trace[:-1])
@@ -212,7 +218,10 @@ def test_dense_and_sparse_x_give_the_same_run(algorithm):
     kw = {"algorithm": algorithm, "objective": "smoothed_absolute", "B1": 4.0, "max_iter": 150}
     if algorithm == "randomized-sparsification":
         kw |= {"k": 3, "random_state": 2}
-    dense, sparse = engine.select(X, y, **kw), engine.select(sp.csr_matrix(X), y, **kw)
+    dense, sparse = (
+        engine.select(X, y, **kw, standardize=False),
+        engine.select(sp.csr_matrix(X), y, **kw, standardize=False),
+    )
     assert [(e.kind, e.feature) for e in dense.trace] == [(e.kind, e.feature) for e in sparse.trace]
     np.testing.assert_allclose(
         [e.objective for e in dense.trace], [e.objective for e in sparse.trace], rtol=1e-9
@@ -223,9 +232,9 @@ def test_dense_and_sparse_x_give_the_same_run(algorithm):
 def test_b1_is_required():
     X, y = regression()
     with pytest.raises(ValueError, match="'B1'"):
-        engine.select(X, y, algorithm="frank-wolfe")
+        engine.select(X, y, algorithm="frank-wolfe", standardize=False)
     with pytest.raises(ValueError, match="'B1'"):
-        engine.select(X, y, algorithm="frank-wolfe", B1=0.0)
+        engine.select(X, y, algorithm="frank-wolfe", B1=0.0, standardize=False)
 
 
 class _Opaque(Objective):
@@ -299,7 +308,14 @@ def test_randomized_sparsification_support_weights_and_trace():
     X, y = make_regression(6, n=50, d=10, k_true=5)
     k, radius = 4, 3.0
     res = engine.select(
-        X, y, algorithm="randomized-sparsification", k=k, B1=radius, random_state=0, max_iter=500
+        X,
+        y,
+        algorithm="randomized-sparsification",
+        k=k,
+        B1=radius,
+        random_state=0,
+        max_iter=500,
+        standardize=False,
     )
     obj = LeastSquares(X, y)
     l1 = solve_l1(obj, radius, max_iter=500)  # deterministic: the same w*
@@ -366,6 +382,7 @@ def test_sparsified_objective_approaches_the_l1_optimum_as_k_grows():
                 n_repeats=1,
                 random_state=seed,
                 max_iter=200,
+                standardize=False,
             )
             l1_value = res.trace[-1].info["l1_objective"]
             assert res.objective >= l1_value - 0.5  # in the ball: at most the l1 gap below

@@ -20,7 +20,13 @@ def test_fixed_threshold_heuristic_stops_when_it_would_cycle():
     rows = np.random.default_rng(3).permutation(b.n_samples)[:50]
     Xtr = X[rows] / np.sqrt((X[rows] ** 2).mean(axis=0))
     r = engine.select(
-        Xtr, b.y[rows], algorithm="fb-threshold", k=10, eps_back=5.0, fit_intercept=False
+        Xtr,
+        b.y[rows],
+        algorithm="fb-threshold",
+        k=10,
+        eps_back=5.0,
+        fit_intercept=False,
+        standardize=False,
     )
     moves = [(e.kind, e.feature) for e in r.trace if e.kind in ("add", "remove")]
     assert moves[-2:] == [("add", 3), ("remove", 3)]
@@ -32,7 +38,7 @@ def test_foba_never_meets_the_cycle_rule():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 30))
     y = X[:, :4] @ np.array([3.0, -2.0, 1.5, 1.0]) + rng.normal(size=60)
-    r = engine.select(X, y, algorithm="foba-obj", k=4)
+    r = engine.select(X, y, algorithm="foba-obj", k=4, standardize=False)
     assert "cycles" not in r.stop_reason
 
 

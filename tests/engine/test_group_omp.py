@@ -77,7 +77,9 @@ def group_order(res) -> list[int]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_group_order_matches_a_numpy_reference(seed, scoring):
     X, y, groups = grouped_problem(seed)
-    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=6, scoring=scoring)
+    res = engine.select(
+        X, y, algorithm="group-omp", groups=groups, n_groups=6, scoring=scoring, standardize=False
+    )
     assert group_order(res) == reference_group_omp_ls(X, y, groups, 6, scoring)
 
 
@@ -94,7 +96,7 @@ def test_the_scorings_really_differ_on_these_problems():
 
 def test_every_add_is_the_refit_on_all_selected_features():
     X, y, groups = grouped_problem(3)
-    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=3)
+    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=3, standardize=False)
     for e, s in zip(res.trace, replay(res.trace), strict=True):
         if e.kind == "add":
             assert groups[e.feature] == e.info["group"]
@@ -114,7 +116,14 @@ def test_logistic_group_order_matches_sklearn_refits():
     X, y = make_classification(4, n=150, d=24, k_true=6)
     groups = np.arange(24) // 3
     res = engine.select(
-        X, y, algorithm="group-omp", objective="logistic", groups=groups, n_groups=4, lam=LAM
+        X,
+        y,
+        algorithm="group-omp",
+        objective="logistic",
+        groups=groups,
+        n_groups=4,
+        lam=LAM,
+        standardize=False,
     )
     t = labels01(y)
     chosen: list[int] = []
@@ -131,8 +140,10 @@ def test_logistic_group_order_matches_sklearn_refits():
 def test_recovers_the_true_groups_of_xiang2014_case_2():
     p = generate("xiang2014_bilevel", random_state=0, case=2)
     true_groups = set(p.meta["active_groups"])
-    by_k = engine.select(p.X, p.y, algorithm="group-omp", groups=p.groups, k=60)
-    by_n = engine.select(p.X, p.y, algorithm="group-omp", groups=p.groups, n_groups=6)
+    by_k = engine.select(p.X, p.y, algorithm="group-omp", groups=p.groups, k=60, standardize=False)
+    by_n = engine.select(
+        p.X, p.y, algorithm="group-omp", groups=p.groups, n_groups=6, standardize=False
+    )
     for res in (by_k, by_n):
         assert set(group_order(res)) == true_groups
         assert res.support.tolist() == p.support.tolist()
@@ -140,15 +151,15 @@ def test_recovers_the_true_groups_of_xiang2014_case_2():
 
 def test_k_is_a_cap_the_crossing_group_is_not_added():
     X, y, groups = grouped_problem(0)
-    free = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=2)
+    free = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=2, standardize=False)
     first, second = group_order(free)
     size1 = int(np.sum(groups == first))
     k = size1 + int(np.sum(groups == second)) - 1
-    res = engine.select(X, y, algorithm="group-omp", groups=groups, k=k)
+    res = engine.select(X, y, algorithm="group-omp", groups=groups, k=k, standardize=False)
     assert group_order(res) == [first]
     assert len(res.support) == size1 <= k
     assert "past k" in res.stop_reason
-    exact = engine.select(X, y, algorithm="group-omp", groups=groups, k=k + 1)
+    exact = engine.select(X, y, algorithm="group-omp", groups=groups, k=k + 1, standardize=False)
     assert group_order(exact) == [first, second] and len(exact.support) == k + 1
     assert f"reached k = {k + 1}" in exact.stop_reason
 
@@ -157,11 +168,11 @@ def test_epsilon_stops_on_the_group_score():
     """Three active groups: their scores are far above the noise groups' (6.3, 4.8, 2.8, then
     0.18 on this seed), so an epsilon between them keeps exactly the three."""
     X, y, groups = grouped_problem(1)
-    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=10)
+    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=10, standardize=False)
     per_group = list(dict.fromkeys(e.score for e in res.trace if e.kind == "add"))
     assert per_group[2] > 10 * per_group[3]
     eps = np.sqrt(per_group[2] * per_group[3])
-    cut = engine.select(X, y, algorithm="group-omp", groups=groups, epsilon=eps)
+    cut = engine.select(X, y, algorithm="group-omp", groups=groups, epsilon=eps, standardize=False)
     assert group_order(cut) == group_order(res)[:3]
     assert sorted(group_order(cut)) == [1, 4, 7]  # the true groups
     assert f"< epsilon = {eps:g}" in cut.stop_reason
@@ -171,7 +182,7 @@ def test_collinear_features_are_left_out():
     X, y, groups = grouped_problem(2)
     X = np.column_stack([X, X[:, 0] + X[:, 1]])  # joins the group of feature 1
     groups = np.append(groups, groups[1])
-    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=10)
+    res = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=10, standardize=False)
     assert len({0, 1, X.shape[1] - 1} & set(res.support.tolist())) == 2
     assert "collinear" in res.stop_reason
     assert frozenset(res.support.tolist()) == replay(res.trace)[-1]
@@ -180,8 +191,10 @@ def test_collinear_features_are_left_out():
 def test_sparse_x_and_string_labels():
     X, y, groups = grouped_problem(5)
     labels = np.array([f"block-{g}" for g in groups])
-    a = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=3)
-    b = engine.select(sp.csr_matrix(X), y, algorithm="group-omp", groups=labels, n_groups=3)
+    a = engine.select(X, y, algorithm="group-omp", groups=groups, n_groups=3, standardize=False)
+    b = engine.select(
+        sp.csr_matrix(X), y, algorithm="group-omp", groups=labels, n_groups=3, standardize=False
+    )
     assert [e.feature for e in a.trace] == [e.feature for e in b.trace]
     np.testing.assert_allclose(b.coef, a.coef, rtol=1e-9, atol=1e-12)
     assert from_json(to_json(b.trace)) == b.trace
@@ -202,4 +215,4 @@ def test_invalid_input_raises_value_error_naming_it(params, match):
     X, y, groups = grouped_problem(6)
     kw = {"groups": groups, **params}
     with pytest.raises(ValueError, match=match):
-        engine.select(X, y, algorithm="group-omp", **kw)
+        engine.select(X, y, algorithm="group-omp", **kw, standardize=False)

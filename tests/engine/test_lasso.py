@@ -63,16 +63,17 @@ def independent_lars(seed: int, max_iter: int):
 
 
 def independent_logistic_grid(X, y, alphas):
-    """The engine's logistic path, by hand: saga with an l1 penalty, warm-started along alphas
-    (same tol, max_iter and seed as the engine's defaults)."""
+    """The logistic l1 path by an independent solver: scikit-learn's saga with an l1 penalty
+    and an unpenalised intercept, warm-started along alphas, converged far tighter than the
+    engine's own tolerance."""
     t = labels01(y)
     n = len(t)
     clf = LogisticRegression(
         C=1.0,
         l1_ratio=1.0,
         solver="saga",
-        tol=1e-6,
-        max_iter=1000,
+        tol=1e-12,
+        max_iter=100_000,
         warm_start=True,
         random_state=0,
     )
@@ -98,7 +99,7 @@ def logistic_alpha_max(X, y) -> float:
 @pytest.mark.parametrize("seed", [0, 4])
 def test_lars_trace_replays_to_the_independent_lars_path(seed):
     p = zhang(seed)
-    res = engine.select(p.X, p.y, algorithm="lasso", path="lars", max_steps=40)
+    res = engine.select(p.X, p.y, algorithm="lasso", path="lars", max_steps=40, standardize=False)
     alphas, coefs, intercepts, supports = independent_lars(seed, 40)
     points = by_point(res.trace)
     assert sorted(points) == list(range(1, len(alphas)))
@@ -122,7 +123,7 @@ def test_lars_alpha_is_the_regularisation_of_our_objective():
     every selected feature sits at |dQ/dw_j| = alpha: the lasso's optimality conditions on our
     scale (an alpha scaled by n, or a penalised intercept, would fail this)."""
     p = zhang(1)
-    res = engine.select(p.X, p.y, algorithm="lasso", max_steps=30)
+    res = engine.select(p.X, p.y, algorithm="lasso", max_steps=30, standardize=False)
     n = len(p.y)
     _, coefs, intercepts, supports = independent_lars(1, 30)
     for t, idx in by_point(res.trace).items():
@@ -137,9 +138,9 @@ def test_lars_alpha_is_the_regularisation_of_our_objective():
 
 def test_sparse_x_gives_the_dense_trace():
     X, y = make_regression(5, n=60, d=30, density=0.4)
-    a = engine.select(X, y, algorithm="lasso", k=6)
+    a = engine.select(X, y, algorithm="lasso", k=6, standardize=False)
     for fmt in (sp.csr_matrix, sp.csc_matrix):
-        b = engine.select(fmt(X), y, algorithm="lasso", k=6)
+        b = engine.select(fmt(X), y, algorithm="lasso", k=6, standardize=False)
         assert [(e.kind, e.feature, e.feature_out) for e in b.trace] == [
             (e.kind, e.feature, e.feature_out) for e in a.trace
         ]
@@ -153,9 +154,17 @@ def test_grid_path_dense_and_sparse_agree_with_lars():
     """The coordinate-descent grid (the path for large sparse X) lands on the LARS solution at
     the grid's alphas: the path is piecewise linear, so interpolate LARS's knots."""
     X, y = make_regression(6, n=80, d=30)
-    grid = engine.select(X, y, algorithm="lasso", path="grid", n_alphas=15, tol=1e-12)
+    grid = engine.select(
+        X, y, algorithm="lasso", path="grid", n_alphas=15, tol=1e-12, standardize=False
+    )
     grid_sp = engine.select(
-        sp.csc_matrix(X), y, algorithm="lasso", path="grid", n_alphas=15, tol=1e-12
+        sp.csc_matrix(X),
+        y,
+        algorithm="lasso",
+        path="grid",
+        n_alphas=15,
+        tol=1e-12,
+        standardize=False,
     )
     assert [(e.kind, e.feature) for e in grid.trace] == [(e.kind, e.feature) for e in grid_sp.trace]
     Xc, yc = X - X.mean(axis=0), y - y.mean()
@@ -172,6 +181,8 @@ def test_grid_path_dense_and_sparse_agree_with_lars():
 
 
 def test_logistic_trace_replays_to_the_independent_saga_path():
+    """Same supports as saga at every grid point, and objective values equal to within the
+    solvers' tolerances (the engine's: 1e-6 relative on the optimality conditions)."""
     X, y = make_classification(8, n=150, d=20, k_true=4)
     res = engine.select(
         X,
@@ -182,6 +193,7 @@ def test_logistic_trace_replays_to_the_independent_saga_path():
         n_alphas=25,
         alpha_min_ratio=0.01,
         refine_steps=0,
+        standardize=False,
     )
     alphas = logistic_alpha_max(X, y) * np.geomspace(1.0, 0.01, 25)
     coefs, intercepts = independent_logistic_grid(X, y, alphas)
@@ -193,12 +205,12 @@ def test_logistic_trace_replays_to_the_independent_saga_path():
         assert last.info["alpha"] == pytest.approx(alphas[t], rel=1e-12)
         assert replayed[idx[-1]] == nonzero(coefs[t]), t
         assert last.objective == pytest.approx(
-            logistic_value(X, y, coefs[t], intercepts[t], lam=LAM), rel=1e-9
+            logistic_value(X, y, coefs[t], intercepts[t], lam=LAM), rel=1e-7
         )
         for i in idx[:-1]:  # several changes at one point: coefficients restricted to the support
             w = np.where(np.isin(np.arange(len(coefs[t])), sorted(replayed[i])), coefs[t], 0.0)
             assert res.trace[i].objective == pytest.approx(
-                logistic_value(X, y, w, intercepts[t], lam=LAM), rel=1e-9
+                logistic_value(X, y, w, intercepts[t], lam=LAM), rel=1e-7
             )
     assert len(replayed[-1]) > 4  # the path went well past the first few features
     assert any(len(idx) > 1 for idx in points.values())  # the coarse grid moved several at once
@@ -206,7 +218,7 @@ def test_logistic_trace_replays_to_the_independent_saga_path():
 
 def engine_path(objective, k=None, **params):
     """The engine's own path points (not only the events), for the optimality checks."""
-    cfg = lasso_module.settings(objective, k, **engine.ALGORITHMS["lasso"].validate(params))
+    cfg = lasso_module.lasso_config(objective, k, **engine.ALGORITHMS["lasso"].validate(params))
     return lasso_module.compute_path(objective, cfg)
 
 
@@ -245,13 +257,20 @@ def test_least_squares_grid_alpha_is_our_scale():
 
 def test_sparse_logistic_gives_the_dense_trace():
     X, y = make_classification(10, n=100, d=20, density=0.5)
-    a = engine.select(X, y, algorithm="lasso", objective="logistic", k=4, n_alphas=30)
+    a = engine.select(
+        X, y, algorithm="lasso", objective="logistic", k=4, n_alphas=30, standardize=False
+    )
     b = engine.select(
-        sp.csr_matrix(X), y, algorithm="lasso", objective="logistic", k=4, n_alphas=30
+        sp.csr_matrix(X),
+        y,
+        algorithm="lasso",
+        objective="logistic",
+        k=4,
+        n_alphas=30,
+        standardize=False,
     )
     assert [(e.kind, e.feature) for e in b.trace] == [(e.kind, e.feature) for e in a.trace]
     np.testing.assert_allclose(b.coef, a.coef, rtol=1e-9, atol=1e-12)
-    assert "densified" in b.stop_reason
 
 
 # --------------------------------------------------------------------------- the answer at k
@@ -260,7 +279,7 @@ def test_sparse_logistic_gives_the_dense_trace():
 @pytest.mark.parametrize("k", [1, 3, 5, 7, 8])
 def test_answer_at_k_is_the_least_shrunk_lars_point_with_k_features(k):
     p = zhang(0)
-    res = engine.select(p.X, p.y, algorithm="lasso", k=k)
+    res = engine.select(p.X, p.y, algorithm="lasso", k=k, standardize=False)
     _, coefs, intercepts, supports = independent_lars(0, 5 * k)
     with_k = [t for t, s in enumerate(supports) if len(s) == k]
     assert with_k  # the LARS path visits every size here
@@ -279,8 +298,8 @@ def test_logistic_answer_at_k_has_k_features_thanks_to_bisection():
     """On a coarse grid the support jumps over k; bisection in log(alpha) finds k."""
     X, y = make_classification(11, n=150, d=30, k_true=6)
     kw = {"algorithm": "lasso", "objective": "logistic", "k": 5, "n_alphas": 6}
-    coarse = engine.select(X, y, refine_steps=0, **kw)
-    refined = engine.select(X, y, **kw)
+    coarse = engine.select(X, y, refine_steps=0, **kw, standardize=False)
+    refined = engine.select(X, y, **kw, standardize=False)
     assert len(coarse.support) < 5 and "never had exactly k = 5" in coarse.stop_reason
     assert len(refined.support) == 5
     grid = [e.info["alpha"] for e in coarse.trace[:-1]]
@@ -294,7 +313,7 @@ def test_logistic_answer_at_k_has_k_features_thanks_to_bisection():
 
 def test_k_beyond_the_path_returns_the_largest_size_below_k():
     p = zhang(0)
-    res = engine.select(p.X, p.y, algorithm="lasso", k=9, max_steps=4)
+    res = engine.select(p.X, p.y, algorithm="lasso", k=9, max_steps=4, standardize=False)
     assert len(res.support) == 4
     assert "never had exactly k = 9" in res.stop_reason
     assert "max_steps = 4" in res.stop_reason
@@ -307,12 +326,14 @@ def test_foba_selects_features_better_than_lasso_on_zhang2008():
         p = zhang(seed)
         foba.append(
             feature_selection_error(
-                engine.select(p.X, p.y, algorithm="foba-obj", k=5).support, p.support
+                engine.select(p.X, p.y, algorithm="foba-obj", k=5, standardize=False).support,
+                p.support,
             )
         )
         l1.append(
             feature_selection_error(
-                engine.select(p.X, p.y, algorithm="lasso", k=5).support, p.support
+                engine.select(p.X, p.y, algorithm="lasso", k=5, standardize=False).support,
+                p.support,
             )
         )
     assert np.mean(foba) < np.mean(l1)
@@ -324,8 +345,8 @@ def test_foba_selects_features_better_than_lasso_on_zhang2008():
 @pytest.mark.parametrize("k", [3, 6])
 def test_lasso_refit_is_the_least_squares_refit_of_the_best_size_k_support(k):
     p = zhang(2)
-    lasso = engine.select(p.X, p.y, algorithm="lasso", k=k)
-    res = engine.select(p.X, p.y, algorithm="lasso-refit", k=k)
+    lasso = engine.select(p.X, p.y, algorithm="lasso", k=k, standardize=False)
+    res = engine.select(p.X, p.y, algorithm="lasso-refit", k=k, standardize=False)
     # Zhang's rule: among the size-k supports the path visited, the best refit
     visited = {s for e, s in zip(lasso.trace, replay(lasso.trace), strict=True) if len(s) == k}
     best = min(visited, key=lambda s: ls_refit(p.X, p.y, sorted(s))[2])
@@ -346,7 +367,9 @@ def test_lasso_refit_is_the_least_squares_refit_of_the_best_size_k_support(k):
 
 def test_lasso_refit_logistic_matches_sklearn_l2_refit():
     X, y = make_classification(12, n=120, d=20, k_true=4)
-    res = engine.select(X, y, algorithm="lasso-refit", objective="logistic", k=4, lam=LAM)
+    res = engine.select(
+        X, y, algorithm="lasso-refit", objective="logistic", k=4, lam=LAM, standardize=False
+    )
     assert len(res.support) == 4
     coef, b, value = logistic_refit(X, y, res.support.tolist(), lam=LAM)  # C = 1/(n lam)
     np.testing.assert_allclose(res.coef, coef, rtol=1e-5, atol=1e-7)
@@ -368,7 +391,7 @@ def test_lasso_refit_leaves_out_a_collinear_feature(monkeypatch):
         "a made-up path",
     )
     monkeypatch.setattr(lasso_module, "compute_path", lambda objective, cfg: fake)
-    res = engine.select(X, y, algorithm="lasso-refit")
+    res = engine.select(X, y, algorithm="lasso-refit", standardize=False)
     assert [(e.kind, e.feature) for e in res.trace] == [
         ("add", 0),
         ("add", 8),
@@ -403,7 +426,7 @@ def test_trace_is_well_formed_and_reproducible(algorithm):
 
 def test_best_along_path_of_a_lasso_trace_is_consistent():
     p = zhang(4)
-    res = engine.select(p.X, p.y, algorithm="lasso", k=5)
+    res = engine.select(p.X, p.y, algorithm="lasso", k=5, standardize=False)
     best = best_along_path(res.trace)
     assert 5 in best and best[5][1] >= res.objective * (1 - 1e-12)
 
@@ -412,7 +435,12 @@ def test_recorder_can_cancel_a_lasso_run():
     p = zhang(0)
     seen = []
     res = engine.select(
-        p.X, p.y, algorithm="lasso", k=5, recorder=lambda e: seen.append(e) or len(seen) < 3
+        p.X,
+        p.y,
+        algorithm="lasso",
+        k=5,
+        recorder=lambda e: seen.append(e) or len(seen) < 3,
+        standardize=False,
     )
     assert res.cancelled and res.trace[-1].reason == "stopped by recorder"
     assert len(res.trace) == 4
@@ -438,20 +466,124 @@ def test_recorder_can_cancel_a_lasso_run():
 def test_invalid_parameters_name_the_parameter(algorithm, params, name):
     X, y = make_regression(15, n=30, d=6)
     with pytest.raises(ValueError, match=name):
-        engine.select(X, y, algorithm=algorithm, k=2, **params)
+        engine.select(X, y, algorithm=algorithm, k=2, **params, standardize=False)
 
 
 def test_lars_refuses_logistic_and_huge_sparse_gram():
     X, y = make_classification(16, n=30, d=6)
     with pytest.raises(ValueError, match=r"'path'.*least squares"):
-        engine.select(X, y, algorithm="lasso", objective="logistic", path="lars", k=2)
+        engine.select(
+            X, y, algorithm="lasso", objective="logistic", path="lars", k=2, standardize=False
+        )
     big = sp.random(20, 2001, density=0.01, format="csc", random_state=0)
     with pytest.raises(ValueError, match=r"'path'.*grid"):
-        engine.select(big, np.arange(20.0), algorithm="lasso", path="lars", k=2)
+        engine.select(big, np.arange(20.0), algorithm="lasso", path="lars", k=2, standardize=False)
 
 
 def test_constant_target_gives_the_empty_model():
     X, _ = make_regression(17, n=30, d=5)
-    res = engine.select(X, np.full(30, 2.5), algorithm="lasso", k=2)
+    res = engine.select(X, np.full(30, 2.5), algorithm="lasso", k=2, standardize=False)
     assert res.support.size == 0 and res.intercept == pytest.approx(2.5)
     assert res.trace[-1].kind == "stop"
+
+
+# --------------------------------------------------------------------------- path_end, speed fixes
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_path_end_sparsity_is_lars_path_run_to_k_features(seed):
+    """path_end='sparsity': the first LARS knot with k features, exactly lars_path's last point
+    when it is asked for k steps (retried with more steps if a feature left on the way)."""
+    p = zhang(seed)
+    Xc = np.asfortranarray(p.X - p.X.mean(axis=0))
+    yc = p.y - p.y.mean()
+    for k in (3, 5, 8):
+        m = k
+        while True:
+            _, _, coefs = lars_path(Xc.copy(order="F"), yc, method="lasso", max_iter=m)
+            size = len(nonzero(coefs[:, -1]))
+            if size >= k or coefs.shape[1] - 1 < m:
+                break
+            m += k - size
+        res = engine.select(
+            p.X, p.y, algorithm="lasso", k=k, path_end="sparsity", standardize=False
+        )
+        assert frozenset(res.support.tolist()) == nonzero(coefs[:, -1])
+        np.testing.assert_allclose(res.coef, coefs[:, -1], rtol=1e-9, atol=1e-12)
+        assert "path_end = sparsity" in res.stop_reason
+        full = engine.select(p.X, p.y, algorithm="lasso", k=k, standardize=False)
+        assert full.n_steps >= res.n_steps
+        assert full.objective <= res.objective + 1e-12  # Zhang's path can only do better
+
+
+@pytest.mark.parametrize("objective", ["least_squares", "logistic"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_batched_path_values_equal_the_objective_at_every_point(objective, fit_intercept):
+    if objective == "least_squares":
+        X, y = make_regression(21, n=80, d=25)
+        obj = LeastSquares(X, y, fit_intercept=fit_intercept)
+    else:
+        X, y = make_classification(21, n=80, d=25, k_true=4)
+        obj = Logistic(X, y, lam=LAM, fit_intercept=fit_intercept)
+    path = engine_path(obj, path="grid" if objective == "logistic" else "auto", n_alphas=15)
+    got = lasso_module.path_values(obj, path.points)
+    want = [obj.value(p.coef, p.intercept) for p in path.points]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def liblinear_supports(X, y, alphas):
+    """Supports of scikit-learn's liblinear l1 logistic fits at the given alphas, its
+    intercept made (nearly) unpenalised by a large intercept_scaling."""
+    t = labels01(y)
+    n = len(t)
+    out = []
+    for a in alphas:
+        clf = LogisticRegression(
+            C=1.0 / (n * a),
+            solver="liblinear",
+            tol=1e-10,
+            max_iter=10_000,
+            intercept_scaling=1e4,
+            l1_ratio=1.0,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X, t)
+        out.append(nonzero(clf.coef_.ravel()))
+    return out
+
+
+@pytest.mark.parametrize("seed", [12, 13])
+def test_logistic_path_supports_are_liblinears_and_no_warning_escapes(seed):
+    X, y = make_classification(seed, n=200, d=40, k_true=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning reaching the user fails the test
+        res = engine.select(
+            X,
+            y,
+            algorithm="lasso",
+            objective="logistic",
+            n_alphas=30,
+            alpha_min_ratio=0.01,
+            refine_steps=0,
+            tol=1e-9,
+            standardize=False,
+        )
+    points = by_point(res.trace)
+    alphas = [res.trace[idx[-1]].info["alpha"] for idx in points.values()]
+    replayed = replay(res.trace)
+    ours = [replayed[idx[-1]] for idx in points.values()]
+    assert ours == liblinear_supports(X, y, alphas)
+    assert "max_iter" not in res.stop_reason
+
+
+def test_logistic_path_end_sparsity_stops_at_the_first_k_point():
+    X, y = make_classification(14, n=200, d=40, k_true=6)
+    kw = {"algorithm": "lasso", "objective": "logistic", "k": 5}
+    short = engine.select(X, y, path_end="sparsity", **kw, standardize=False)
+    full = engine.select(X, y, **kw, standardize=False)
+    assert len(short.support) == 5
+    sizes = [len(s) for s in replay(short.trace)[:-1]]
+    assert sizes[-1] == 5 and max(sizes) == 5
+    first5 = next(s for s in replay(full.trace) if len(s) == 5)
+    assert frozenset(short.support.tolist()) == first5

@@ -166,6 +166,8 @@ def test_result_reports_the_validated_parameters():
         "nu": 0.25,
         "delta": None,
         "max_steps": None,
+        "deletion_cost": "fixed",
+        "path_end": "zhang",
     }
     assert res.algorithm == "foba-obj" and res.objective_name == "least_squares" and res.k == 3
     res = engine.select(XC, YC, algorithm="omp", objective="logistic", k=2, lam=0.5)
@@ -179,6 +181,7 @@ def test_registries_list_the_documented_entries():
     assert set(engine.ALGORITHMS) == {
         "foba-obj",
         "foba-gdt",
+        "foba-refit",
         "fb-threshold",
         "forward-obj",
         "omp",

@@ -55,7 +55,7 @@ def test_no_method_beats_best_subset_least_squares(seed):
     k = 3
     opt, _ = best_subset(lambda S: ls_refit(X, y, S), 11, k)
     for algorithm, params in METHODS:
-        res = engine.select(X, y, algorithm=algorithm, k=k, **params)
+        res = engine.select(X, y, algorithm=algorithm, k=k, **params, standardize=False)
         assert len(res.support) == k, algorithm
         assert res.objective >= opt * (1 - 1e-9), (algorithm, params)
         # The reported objective is the least-squares optimum on the reported support.
@@ -70,7 +70,16 @@ def test_no_method_beats_best_subset_logistic(classification):
     k, lam = 3, 1e-2
     opt, _ = best_subset(lambda S: logistic_refit(X, y, S, lam=lam), 8, k)
     for algorithm, params in METHODS:
-        res = engine.select(X, y, algorithm=algorithm, objective="logistic", k=k, lam=lam, **params)
+        res = engine.select(
+            X,
+            y,
+            algorithm=algorithm,
+            objective="logistic",
+            k=k,
+            lam=lam,
+            **params,
+            standardize=False,
+        )
         assert len(res.support) == k, algorithm
         assert res.objective >= opt * (1 - 1e-9), (algorithm, params)
         coef, _, val = logistic_refit(X, y, res.support, lam=lam)
@@ -95,8 +104,8 @@ def test_foba_reaches_best_subset_where_forward_greedy_does_not():
     for seed in range(n_cases):
         X, y = make_decoy_problem(seed)
         opt, _ = best_subset(lambda S, X=X, y=y: ls_refit(X, y, S), X.shape[1], k)
-        fwd = engine.select(X, y, algorithm="forward-obj", k=k).objective
-        fb = engine.select(X, y, algorithm="foba-obj", k=k).objective
+        fwd = engine.select(X, y, algorithm="forward-obj", k=k, standardize=False).objective
+        fb = engine.select(X, y, algorithm="foba-obj", k=k, standardize=False).objective
         assert fwd >= opt * (1 - 1e-9) and fb >= opt * (1 - 1e-9)
         hit_fwd, hit_fb = fwd <= opt * (1 + 1e-9), fb <= opt * (1 + 1e-9)
         forward_hits += hit_fwd
@@ -117,18 +126,18 @@ def test_figure2_forward_greedy_keeps_the_misleading_feature(figure2_problem):
     assert S == (0, 1)  # f1, f2 are the best pair
     for algorithm in ("forward-obj", "omp"):
         for k in (2, 3):
-            res = engine.select(X, y, algorithm=algorithm, k=k)
+            res = engine.select(X, y, algorithm=algorithm, k=k, standardize=False)
             assert 2 in res.support, (algorithm, k)
             adds = [e.feature for e in res.trace if e.kind == "add"]
             assert adds[0] == 2, (algorithm, k)  # f3 is closest to y
-        res2 = engine.select(X, y, algorithm=algorithm, k=2)
+        res2 = engine.select(X, y, algorithm=algorithm, k=2, standardize=False)
         assert res2.objective > 10 * opt
 
 
 @pytest.mark.parametrize("algorithm", ["foba-obj", "foba-gdt"])
 def test_figure2_foba_removes_the_misleading_feature(figure2_problem, algorithm):
     X, y = figure2_problem
-    res = engine.select(X, y, algorithm=algorithm, k=2)
+    res = engine.select(X, y, algorithm=algorithm, k=2, standardize=False)
     assert sorted(res.support.tolist()) == [0, 1]
     removes = [e for e in res.trace if e.kind == "remove"]
     assert any(e.feature == 2 for e in removes)
@@ -147,7 +156,7 @@ def test_figure2_foba_removes_the_misleading_feature(figure2_problem, algorithm)
 def test_omp_matches_sklearn_orthogonal_mp(seed, n, d, k):
     X, y = make_regression(300 + seed, n=n, d=d, k_true=5, rho=0.2, offset=0.0)
     X = X / np.linalg.norm(X, axis=0)
-    res = engine.select(X, y, algorithm="omp", k=k, fit_intercept=False)
+    res = engine.select(X, y, algorithm="omp", k=k, fit_intercept=False, standardize=False)
     path = orthogonal_mp(X, y, n_nonzero_coefs=k, return_path=True)
     order = []
     for i in range(k):
@@ -184,7 +193,9 @@ def test_foba_least_squares_follows_the_algorithm_box(rule, fit_intercept, seed,
     X, y = make_decoy_problem(seed, n=n, d=d, k=4)
     k = 4
     path, best = reference_foba("least_squares", X, y, k=k, rule=rule, fit_intercept=fit_intercept)
-    res = engine.select(X, y, algorithm=f"foba-{rule}", k=k, fit_intercept=fit_intercept)
+    res = engine.select(
+        X, y, algorithm=f"foba-{rule}", k=k, fit_intercept=fit_intercept, standardize=False
+    )
     _assert_same_path(res, path, best, k)
 
 
@@ -214,7 +225,9 @@ def test_foba_logistic_follows_the_algorithm_box(rule):
     X, y = make_decoy_classification(6)
     lam, k = 1e-2, 3
     path, best = reference_foba("logistic", X, y, k=k, rule=rule, lam=lam)
-    res = engine.select(X, y, algorithm=f"foba-{rule}", objective="logistic", k=k, lam=lam)
+    res = engine.select(
+        X, y, algorithm=f"foba-{rule}", objective="logistic", k=k, lam=lam, standardize=False
+    )
     _assert_same_path(res, path, best, k)
 
 
@@ -237,6 +250,7 @@ def test_logistic_forward_choice_is_the_best_coordinate_drop(lam, fit_intercept,
         lam=lam,
         fit_intercept=fit_intercept,
         max_steps=6,
+        standardize=False,
     )
     supports = replay(res.trace)
     n_adds = 0
@@ -262,7 +276,16 @@ def test_logistic_forward_choice_when_the_newton_estimate_misranks(seed):
     X, t = make_pruning_problem(seed)
     n, d = X.shape
     lam = 1e-4
-    res = engine.select(X, t, algorithm="foba-obj", objective="logistic", k=2, lam=lam, max_steps=3)
+    res = engine.select(
+        X,
+        t,
+        algorithm="foba-obj",
+        objective="logistic",
+        k=2,
+        lam=lam,
+        max_steps=3,
+        standardize=False,
+    )
     supports = replay(res.trace)
     for i, e in enumerate(res.trace):
         if e.kind != "add":
@@ -294,7 +317,9 @@ def test_logistic_stepwise_order_matches_sklearn_refits(classification):
         F.append(min(vals, key=vals.get))
         gain, val = val - vals[F[-1]], vals[F[-1]]
         assert gain > 0
-    res = engine.select(X, y, algorithm="stepwise", objective="logistic", k=k, lam=lam)
+    res = engine.select(
+        X, y, algorithm="stepwise", objective="logistic", k=k, lam=lam, standardize=False
+    )
     assert [e.feature for e in res.trace if e.kind == "add"] == F
     assert res.objective == pytest.approx(val, rel=1e-9)
 
@@ -313,7 +338,9 @@ def test_forward_selection_order_least_squares(algorithm, params, rule, fit_inte
     X, y = make_regression(600, n=40, d=30, k_true=5, rho=0.5, noise=1.0)
     k = 6
     ref = reference_forward_ls(X, y, k=k, rule=rule, fit_intercept=fit_intercept)
-    res = engine.select(X, y, algorithm=algorithm, k=k, fit_intercept=fit_intercept, **params)
+    res = engine.select(
+        X, y, algorithm=algorithm, k=k, fit_intercept=fit_intercept, **params, standardize=False
+    )
     assert [e.feature for e in res.trace if e.kind == "add"] == ref
     coef, _, val = ls_refit(X, y, ref, fit_intercept)
     np.testing.assert_allclose(res.coef, coef, rtol=1e-8, atol=1e-10)
@@ -331,7 +358,9 @@ def test_stepwise_and_forward_obj_differ_on_correlated_data():
 def test_backward_elimination_order_least_squares(fit_intercept):
     X, y = make_regression(700, n=40, d=12, k_true=4, rho=0.5, noise=1.0)
     ref = reference_backward_ls(X, y, k=3, fit_intercept=fit_intercept)
-    res = engine.select(X, y, algorithm="backward", k=3, fit_intercept=fit_intercept)
+    res = engine.select(
+        X, y, algorithm="backward", k=3, fit_intercept=fit_intercept, standardize=False
+    )
     assert [e.feature for e in res.trace if e.kind == "remove"] == ref
     assert sorted(res.support.tolist()) == sorted(set(range(12)) - set(ref))
     assert res.objective == pytest.approx(ls_refit(X, y, res.support, fit_intercept)[2], rel=1e-9)
@@ -348,7 +377,9 @@ def test_oblivious_keeps_the_k_best_single_feature_models(classification, object
         refit = lambda S: logistic_refit(X, y, S, lam=1e-2)  # noqa: E731
         extra = {"lam": 1e-2}
     single = np.array([refit([j])[2] for j in range(15)])
-    res = engine.select(X, y, algorithm="oblivious", objective=objective, k=4, **extra)
+    res = engine.select(
+        X, y, algorithm="oblivious", objective=objective, k=4, **extra, standardize=False
+    )
     assert sorted(res.support.tolist()) == sorted(np.argsort(single)[:4].tolist())
     assert res.objective == pytest.approx(refit(res.support)[2], rel=1e-9)
 
@@ -363,9 +394,18 @@ def test_replacement_never_worse_than_forward_greedy(classification, objective, 
         X, y = classification(900, n=60, d=20)
         extra = {"lam": 1e-2}
     k = 4
-    fwd = engine.select(X, y, algorithm="forward-obj", objective=objective, k=k, **extra)
+    fwd = engine.select(
+        X, y, algorithm="forward-obj", objective=objective, k=k, **extra, standardize=False
+    )
     res = engine.select(
-        X, y, algorithm="replacement", objective=objective, k=k, variant=variant, **extra
+        X,
+        y,
+        algorithm="replacement",
+        objective=objective,
+        k=k,
+        variant=variant,
+        **extra,
+        standardize=False,
     )
     assert len(res.support) == k
     assert res.objective <= fwd.objective * (1 + 1e-12)
@@ -384,15 +424,15 @@ def test_replacement_never_worse_than_forward_greedy(classification, objective, 
 
 def test_replacement_improves_on_the_figure2_example(figure2_problem):
     X, y = figure2_problem
-    res = engine.select(X, y, algorithm="replacement", k=2)
+    res = engine.select(X, y, algorithm="replacement", k=2, standardize=False)
     assert sorted(res.support.tolist()) == [0, 1]
     assert any(e.kind == "swap" and e.feature_out == 2 for e in res.trace)
 
 
 def test_fb_threshold_with_tiny_threshold_is_forward_greedy():
     X, y = make_regression(1000, n=50, d=20)
-    res = engine.select(X, y, algorithm="fb-threshold", k=4, eps_back=1e-300)
-    fwd = engine.select(X, y, algorithm="forward-obj", k=4)
+    res = engine.select(X, y, algorithm="fb-threshold", k=4, eps_back=1e-300, standardize=False)
+    fwd = engine.select(X, y, algorithm="forward-obj", k=4, standardize=False)
     assert not any(e.kind == "remove" for e in res.trace)
     assert res.support.tolist() == fwd.support.tolist()
     assert res.objective == pytest.approx(fwd.objective, rel=1e-12)

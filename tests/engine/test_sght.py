@@ -245,6 +245,7 @@ def test_variants_decrease_the_objective_and_converge(variant):
         tol=1e-10,
         max_iter=3000,
         refit=False,
+        standardize=False,
     )
     values = [e.objective for e in iterate_events(res)]
     start = LeastSquares(X, y).start().value
@@ -270,7 +271,9 @@ def test_bb_and_constant_initial_steps():
     pr = generate("xiang2014_bilevel", random_state=0, case=1)
     inits = {}
     for v in VARIANTS:
-        res = engine.select(pr.X, pr.y, algorithm="sght", groups=pr.groups, k=18, s2=6, variant=v)
+        res = engine.select(
+            pr.X, pr.y, algorithm="sght", groups=pr.groups, k=18, s2=6, variant=v, standardize=False
+        )
         inits[v] = [e.info["L_init"] for e in iterate_events(res)]
     L0 = inits["FISTA-C"][0]
     assert set(inits["FISTA-C"]) == {L0}
@@ -289,7 +292,7 @@ def test_fista_extrapolation_accelerates_a_convex_problem():
     best = obj.fit_support(range(20)).value
     gaps = {}
     for accelerated in (True, False):
-        settings = sght_module.Settings(
+        settings = sght_module.SghtConfig(
             accelerated,
             False,
             "lipschitz",
@@ -313,7 +316,7 @@ def test_line_search_returns_the_first_L_on_the_eta_grid_meeting_its_criterion(c
     obj = LeastSquares(X, y)
     f = sght_module.Smooth(obj)
     constraint = sght_module.sght_constraint(40, np.arange(40) // 4, None, 8, 3)
-    settings = sght_module.Settings.of(
+    settings = sght_module.SghtConfig.of(
         "ISTA" if criterion == "decrease" else "ISTA-L",
         max_iter=1,
         tol=1e-6,
@@ -344,7 +347,13 @@ def test_sght_recovers_the_true_groups_of_xiang_2014_section_5_3(case):
     pr = generate("xiang2014_bilevel", random_state=0, case=case)
     true_groups = np.unique(pr.groups[pr.support])
     res = engine.select(
-        pr.X, pr.y, algorithm="sght", groups=pr.groups, s1=len(pr.support), s2=len(true_groups)
+        pr.X,
+        pr.y,
+        algorithm="sght",
+        groups=pr.groups,
+        s1=len(pr.support),
+        s2=len(true_groups),
+        standardize=False,
     )
     np.testing.assert_array_equal(np.unique(pr.groups[res.support]), true_groups)
     np.testing.assert_array_equal(res.support, pr.support)
@@ -360,7 +369,16 @@ def test_every_variant_recovers_case_1(variant):
     left to the default variant above: the BB-initialised FISTA and ISTA stop in a local
     minimum there on this seed)."""
     pr = generate("xiang2014_bilevel", random_state=0, case=1)
-    res = engine.select(pr.X, pr.y, algorithm="sght", groups=pr.groups, k=18, s2=6, variant=variant)
+    res = engine.select(
+        pr.X,
+        pr.y,
+        algorithm="sght",
+        groups=pr.groups,
+        k=18,
+        s2=6,
+        variant=variant,
+        standardize=False,
+    )
     np.testing.assert_array_equal(res.support, pr.support)
 
 
@@ -369,7 +387,7 @@ def test_iht_finds_the_best_subset_when_well_conditioned_and_a_fixed_point_other
     for seed in range(10):
         X, y = make_regression(seed, n=40, d=8, k_true=3, rho=0.0, noise=0.5)
         best_val, best_S = best_subset(refit_fn("least_squares", X, y), 8, 3)
-        res = engine.select(X, y, algorithm="iht", k=3)
+        res = engine.select(X, y, algorithm="iht", k=3, standardize=False)
         assert tuple(res.support) == best_S
         assert res.objective == pytest.approx(best_val, rel=1e-10)
     # More noise: not always the best subset, but never better (the refit is exact) and always
@@ -378,7 +396,7 @@ def test_iht_finds_the_best_subset_when_well_conditioned_and_a_fixed_point_other
     for seed in range(20):
         X, y = make_regression(seed, n=40, d=8, k_true=3, rho=0.0, noise=2.0)
         best_val, best_S = best_subset(refit_fn("least_squares", X, y), 8, 3)
-        res = engine.select(X, y, algorithm="iht", k=3, tol=1e-12, refit=False)
+        res = engine.select(X, y, algorithm="iht", k=3, tol=1e-12, refit=False, standardize=False)
         refit = ls_refit(X, y, res.support)[2]
         assert refit >= best_val - 1e-12
         hits += tuple(res.support) == best_S
@@ -391,7 +409,7 @@ def test_iht_finds_the_best_subset_when_well_conditioned_and_a_fixed_point_other
 def test_ght_keeps_whole_groups():
     X, y = make_regression(8, n=60, d=30, k_true=4)
     groups = np.arange(30) % 6  # interleaved groups of 5
-    res = engine.select(X, y, algorithm="ght", groups=groups, s2=2)
+    res = engine.select(X, y, algorithm="ght", groups=groups, s2=2, standardize=False)
     chosen = np.unique(groups[res.support])
     assert len(chosen) == 2
     np.testing.assert_array_equal(res.support, np.flatnonzero(np.isin(groups, chosen)))
@@ -401,8 +419,8 @@ def test_dense_and_sparse_X_agree():
     X, y = make_regression(31, n=60, d=30, density=0.5)
     groups = np.arange(30) // 5
     kw = dict(algorithm="sght", groups=groups, s1=6, s2=2)
-    dense = engine.select(X, y, **kw)
-    sparse = engine.select(sp.csr_matrix(X), y, **kw)
+    dense = engine.select(X, y, **kw, standardize=False)
+    sparse = engine.select(sp.csr_matrix(X), y, **kw, standardize=False)
     np.testing.assert_array_equal(dense.support, sparse.support)
     assert dense.objective == pytest.approx(sparse.objective, rel=1e-10)
     np.testing.assert_allclose(dense.coef, sparse.coef, rtol=1e-8, atol=1e-10)
@@ -416,7 +434,15 @@ def test_logistic_through_the_gradient_interface():
     X, y = make_classification(1, n=200, d=40, k_true=4)
     groups = np.repeat(np.arange(10), 4)
     res = engine.select(
-        X, y, algorithm="sght", objective="logistic", groups=groups, s1=4, s2=2, lam=1e-2
+        X,
+        y,
+        algorithm="sght",
+        objective="logistic",
+        groups=groups,
+        s1=4,
+        s2=2,
+        lam=1e-2,
+        standardize=False,
     )
     obj = engine.OBJECTIVES["logistic"].factory(X, y, lam=1e-2)
     assert res.objective < obj.start().value
@@ -428,7 +454,7 @@ def test_logistic_through_the_gradient_interface():
 
 def test_without_intercept_the_intercept_stays_zero():
     X, y = make_regression(9, n=50, d=20, offset=0.0)
-    res = engine.select(X, y, algorithm="iht", k=3, fit_intercept=False)
+    res = engine.select(X, y, algorithm="iht", k=3, fit_intercept=False, standardize=False)
     assert res.intercept == 0.0
     value = ls_refit(X, y, res.support, fit_intercept=False)[2]
     assert res.objective == pytest.approx(value, rel=1e-10)
@@ -439,7 +465,7 @@ def test_a_support_that_cannot_be_refitted_returns_the_iterate():
     iterate is returned as it is, and the stop reason says so."""
     rng = np.random.default_rng(13)
     X, y = rng.standard_normal((6, 20)), rng.standard_normal(6)
-    res = engine.select(X, y, algorithm="iht", k=10)
+    res = engine.select(X, y, algorithm="iht", k=10, standardize=False)
     assert "unrefitted" in res.stop_reason and "refitted on" not in res.stop_reason
     assert len(res.support) == 10
     value = LeastSquares(X, y).value(res.coef, res.intercept)
@@ -452,7 +478,9 @@ def test_a_support_that_cannot_be_refitted_returns_the_iterate():
 
 def test_trace_iterates_and_support_changes_replay_to_the_result():
     pr = generate("xiang2014_bilevel", random_state=1, case=1)
-    res = engine.select(pr.X, pr.y, algorithm="sght", groups=pr.groups, s1=18, s2=6)
+    res = engine.select(
+        pr.X, pr.y, algorithm="sght", groups=pr.groups, s1=18, s2=6, standardize=False
+    )
     trace = res.trace
     assert trace[-1].kind == "stop" and trace[-1].reason == res.stop_reason
     assert trace[-1].objective == res.objective
@@ -482,7 +510,14 @@ def test_recorder_returning_false_stops_the_run():
         return False if sum(e.kind == "iterate" for e in seen) == 3 else None
 
     res = engine.select(
-        pr.X, pr.y, algorithm="sght", groups=pr.groups, s1=18, s2=6, recorder=stop_at_third_iterate
+        pr.X,
+        pr.y,
+        algorithm="sght",
+        groups=pr.groups,
+        s1=18,
+        s2=6,
+        recorder=stop_at_third_iterate,
+        standardize=False,
     )
     assert res.cancelled and res.stop_reason == "stopped by recorder"
     assert sum(e.kind == "iterate" for e in res.trace) == 3
@@ -522,12 +557,12 @@ BAD = [
 @pytest.mark.parametrize(("kwargs", "word"), [pytest.param(k, w, id=i) for i, k, w in BAD])
 def test_invalid_parameters_raise_value_error_naming_them(kwargs, word):
     with pytest.raises(ValueError, match=_name(word)):
-        engine.select(X0, Y0, **kwargs)
+        engine.select(X0, Y0, **kwargs, standardize=False)
 
 
 def test_k_stands_for_s1():
-    a = engine.select(X0, Y0, algorithm="sght", groups=G0, k=4, s2=2)
-    b = engine.select(X0, Y0, algorithm="sght", groups=G0, s1=4, s2=2)
+    a = engine.select(X0, Y0, algorithm="sght", groups=G0, k=4, s2=2, standardize=False)
+    b = engine.select(X0, Y0, algorithm="sght", groups=G0, s1=4, s2=2, standardize=False)
     np.testing.assert_array_equal(a.support, b.support)
     assert "s1 = 4" in a.stop_reason
 

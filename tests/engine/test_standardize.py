@@ -73,8 +73,8 @@ def test_changing_units_changes_no_decision(algorithm: str, objective: str) -> N
 def test_without_standardizing_units_do_change_the_choice() -> None:
     """The control: OMP's |gradient| follows the units (the reason for the option)."""
     X, y = make_regression(5, n=60, d=12, k_true=3)
-    plain = engine.select(X, y, algorithm="omp", k=4)
-    scaled = engine.select(units(X), y, algorithm="omp", k=4)
+    plain = engine.select(X, y, algorithm="omp", k=4, standardize=False)
+    scaled = engine.select(units(X), y, algorithm="omp", k=4, standardize=False)
     assert decisions(plain) != decisions(scaled)
 
 

@@ -163,7 +163,9 @@ def test_teaching_mode_candidates_are_the_independent_scores():
     (best first, the chosen feature on top); those on backward decisions are the deletion costs
     of the selected features (cheapest first)."""
     X, y = make_decoy_problem(2, n=60, d=25, k=4)
-    res = engine.select(X, y, algorithm="foba-obj", k=4, record_candidates=True, max_candidates=0)
+    res = engine.select(
+        X, y, algorithm="foba-obj", k=4, record_candidates=True, max_candidates=0, standardize=False
+    )
     supports = replay(res.trace)
     assert any(e.kind == "remove" for e in res.trace)
     for i, e in enumerate(res.trace):
@@ -194,25 +196,27 @@ def test_teaching_mode_candidates_are_the_independent_scores():
 
 def test_max_candidates_limits_the_attached_scores():
     X, y = make_decoy_problem(0, n=60, d=25, k=4)
-    res = engine.select(X, y, algorithm="omp", k=4, record_candidates=True, max_candidates=5)
+    res = engine.select(
+        X, y, algorithm="omp", k=4, record_candidates=True, max_candidates=5, standardize=False
+    )
     adds = [e for e in res.trace if e.kind == "add"]
     assert all(len(e.candidates.features) == 5 for e in adds)
     assert [e.candidates.n_total for e in adds] == [25, 24, 23, 22]
-    plain = engine.select(X, y, algorithm="omp", k=4)
+    plain = engine.select(X, y, algorithm="omp", k=4, standardize=False)
     assert all(e.candidates is None for e in plain.trace)
 
 
 def test_select_uses_a_given_recorder():
     X, y = make_decoy_problem(1, n=40, d=10)
     rec = Recorder(record_candidates=True)
-    res = engine.select(X, y, algorithm="forward-obj", k=3, recorder=rec)
+    res = engine.select(X, y, algorithm="forward-obj", k=3, recorder=rec, standardize=False)
     assert rec.events == res.trace
     assert res.trace[0].candidates is not None
 
 
 def test_result_best_along_path_is_the_trace_analysis():
     X, y = make_decoy_problem(2, n=60, d=25, k=4)
-    res = engine.select(X, y, algorithm="foba-obj", k=4)
+    res = engine.select(X, y, algorithm="foba-obj", k=4, standardize=False)
     assert res.best_along_path() == best_along_path(res.trace)
     # Each size's best is the least-squares optimum of its own support, reached at that step.
     for size, (support, value, step) in res.best_along_path().items():
