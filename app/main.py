@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings
 from .db import create_tables, make_db
@@ -16,7 +17,7 @@ from .jobs.factory import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
 from .routers.pages import router as pages_router
-from .routers.rendering import static_files
+from .routers.rendering import static_files, unknown_url
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)
@@ -64,9 +65,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # served by the pages from vendored Swagger UI (no CDN: works offline)
+        redoc_url=None,
     )
     app.state.settings = settings
     install_handlers(app)
+    app.add_exception_handler(StarletteHTTPException, unknown_url)
     # Chart JSON, traces and plotly.js shrink 5-10 times; small answers are sent as they are.
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(

@@ -230,11 +230,24 @@
   const FIGURE_DIVS = { path: "chart-path", objective_step: "chart-objective-step", objective_size: "chart-objective-size", coef: "chart-coef", roc: "chart-roc" };
 
   function plot(target, fig) {
-    const layout = scaled(fig.layout);
+    const layout = scaled(JSON.parse(JSON.stringify(fig.layout)));
     // Plotly's autosize (on every relayout, e.g. the player's cursor) measures the
     // container: pin its height to the figure's, or it collapses to the CSS minimum.
     if (layout.height) target.style.height = `${layout.height}px`;
-    return Plotly.react(target, fig.data, layout, PLOT_CONFIG);
+    return Plotly.react(target, fig.data, layout, PLOT_CONFIG).then(() => clearTitle(target));
+  }
+
+  // A legend that wraps onto more rows than the layout planned for (a narrow column, larger
+  // type) grows upwards into the title: move the plot down by exactly the overlap.
+  function clearTitle(gd) {
+    const title = gd.querySelector(".gtitle");
+    const legend = gd.querySelector(".legend");
+    if (!title || !legend || !gd.layout.margin) return null;
+    const overlap = title.getBoundingClientRect().bottom + 4 - legend.getBoundingClientRect().top;
+    if (overlap <= 0) return null;
+    const height = (gd.layout.height || gd.getBoundingClientRect().height) + overlap;
+    gd.style.height = `${height}px`;
+    return Plotly.relayout(gd, { "margin.t": gd.layout.margin.t + overlap, height });
   }
 
   // A finished run's page holds no chart data: fetch it (one compressed JSON document).
@@ -329,8 +342,12 @@
         section.querySelector("[data-act=present]").setAttribute("aria-pressed", String(on));
         Promise.all(Object.entries(section.payload.figures).map(([key, fig]) => {
           const target = document.getElementById(FIGURE_DIVS[key]);
-          return target ? plot(target, fig) : null;
-        })).then(() => show(i, false));
+          // Drawn again for the new type size, then fitted to the columns it now has.
+          return target ? plot(target, fig).then(() => Plotly.Plots.resize(target)) : null;
+        })).then(() => {
+          show(i, false);
+          section.dataset.drawn = on ? "present" : "normal";  // the charts fit the new mode
+        });
         return;
       }
       const target = {
@@ -504,6 +521,87 @@
     tick();
   }
 
+  // ---------------------------------------------------------------- teaching keys
+
+  // ← and → step the teaching mode. Each key moves from the step the previous key asked for,
+  // not from the step on screen (which may still be loading), and a newer request aborts an
+  // older one: eight quick presses land exactly eight steps on.
+  let teachTarget = null;
+  let teachRequest = null;
+
+  async function loadTeachStep(run, step, push = true) {
+    if (teachRequest) teachRequest.abort();
+    const request = new AbortController();
+    teachRequest = request;
+    const url = `/teach/${run}?step=${step}`;
+    try {
+      const response = await fetch(url, { headers: { "HX-Request": "true", "HX-Target": "teach-panel" }, signal: request.signal });
+      const html = await response.text();
+      const panel = document.getElementById("teach-panel");
+      if (!panel || request !== teachRequest) return;
+      panel.outerHTML = html;
+      const fresh = document.getElementById("teach-panel");
+      if (window.htmx) window.htmx.process(fresh);
+      renderFigures(fresh);
+      if (push) history.pushState({ teachStep: step }, "", url);
+      if (teachTarget === step) teachTarget = null;
+    } catch (err) {
+      if (err.name !== "AbortError") teachTarget = null;
+    }
+  }
+
+  function teachKey(e) {
+    const panel = document.getElementById("teach-panel");
+    const delta = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (!panel || !delta || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target.closest("input, select, textarea")) return;
+    const counter = panel.querySelector("[data-step]");
+    if (!counter) return;
+    e.preventDefault();
+    const from = teachTarget ?? Number(counter.dataset.step);
+    const to = Math.min(Math.max(from + delta, 0), Number(panel.dataset.last));
+    if (to === from) return;
+    teachTarget = to;
+    loadTeachStep(panel.dataset.run, to);
+  }
+
+  // The same run again, recording the candidate scores (from the teaching mode of a run that
+  // did not): its stored configuration, posted back to the API.
+  async function rerunWithScores(button) {
+    const note = button.parentElement.querySelector(".rerun-note");
+    button.disabled = true;
+    try {
+      const run = await (await fetch(button.dataset.rerun, { headers: { Accept: "application/json" } })).json();
+      const body = {
+        dataset_id: run.dataset_id, algorithm: run.algorithm, objective: run.objective, k: run.k,
+        params: run.params, seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
+      };
+      const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+      const created = await response.json();
+      if (!response.ok) throw new Error((created.detail && (created.detail[0]?.msg || created.detail)) || response.status);
+      window.location.assign(`/teach/${created.id}?step=0`);
+    } catch (err) {
+      button.disabled = false;
+      if (note) note.textContent = `Could not start it: ${err.message}`;
+    }
+  }
+
+  // ---------------------------------------------------------------- forms after Back
+
+  // Back to a page whose form the browser restored: the algorithm list may show another
+  // algorithm than the parameter panel (loaded for the first one) was built for. Reload the
+  // panel for what the controls now say, so the form never sends one algorithm's parameters
+  // with another.
+  function resyncRunForm() {
+    const select = document.getElementById("run-algorithm");
+    const panel = document.querySelector("#run-params [data-algorithm]");
+    if (!select || !panel || !window.htmx) return;
+    const objective = document.getElementById("run-objective");
+    const stale = panel.dataset.algorithm !== select.value
+      || (objective && panel.dataset.objective !== objective.value);
+    if (stale) window.htmx.trigger(select, "change");
+  }
+
   // ---------------------------------------------------------------- wiring
 
   function init() {
@@ -522,6 +620,18 @@
     });
     document.querySelectorAll("[data-live]").forEach(setupLive);
     document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
+    window.addEventListener("pageshow", resyncRunForm);
+    document.querySelectorAll("[data-rerun]").forEach((b) => b.addEventListener("click", () => rerunWithScores(b)));
+    if (document.getElementById("teach-panel")) {
+      document.addEventListener("keydown", teachKey);
+      window.addEventListener("popstate", (e) => {
+        const panel = document.getElementById("teach-panel");
+        if (panel && e.state && e.state.teachStep !== undefined) {
+          loadTeachStep(panel.dataset.run, e.state.teachStep, false);
+        }
+      });
+    }
+    resyncRunForm();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

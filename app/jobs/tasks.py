@@ -89,6 +89,7 @@ class ProgressMeter:
 
     config: engine.Config
     steps: int = 0  # support-changing events so far
+    iterations: int = 0  # iterations that kept the support
     size: int | None = None  # support size after the latest event; None before the first
 
     @classmethod
@@ -105,11 +106,12 @@ class ProgressMeter:
 
     def observe(self, event: Event) -> None:
         self.steps += event.kind in SUPPORT_CHANGING
+        self.iterations += event.kind == "iterate"
         self.size = event.support_size
 
     @property
     def progress(self) -> float:
-        return self.config.progress(self.steps, self.size)
+        return self.config.progress(self.steps, self.size, self.iterations)
 
 
 @dataclass

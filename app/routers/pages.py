@@ -108,6 +108,15 @@ def comparison_by_k(
     return render(request, "partials/comparison_by_k.html", context)
 
 
+# --------------------------------------------------------------------------- API documentation
+
+
+@router.get("/docs")
+def api_docs(request: Request) -> Response:
+    """The OpenAPI schema drawn by Swagger UI, served from static/vendor (works offline)."""
+    return render(request, "docs.html", {"openapi_url": request.app.openapi_url})
+
+
 # --------------------------------------------------------------------------- teaching
 
 

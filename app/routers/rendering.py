@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
 from ..errors import AppError
@@ -117,3 +119,16 @@ class StaticAssets(StaticFiles):
 
 def static_files() -> StaticAssets:
     return StaticAssets(directory=asset_dir("static"))
+
+
+# Machine paths answer errors in JSON; everything else is a page a person opened.
+_MACHINE_PATHS = ("/api", "/static", "/healthz", "/openapi.json")
+
+
+async def unknown_url(request: Request, exc: StarletteHTTPException) -> Response:
+    """An unknown URL opened in a browser gets the HTML 404 page; the API keeps its JSON."""
+    wants_html = "text/html" in request.headers.get("accept", "")
+    if exc.status_code == 404 and wants_html and not request.url.path.startswith(_MACHINE_PATHS):
+        context = {"message": f"There is no page at {request.url.path}.", "status": 404}
+        return templates.TemplateResponse(request, "error.html", context, status_code=404)
+    return await http_exception_handler(request, exc)

@@ -127,6 +127,7 @@ def test_trace_is_written_in_batches(db: Engine, data_dir: Path) -> None:
         ("omp", None, 50, {"epsilon": 0.1}, [("add", 1)], 0.0),
         ("omp", 2, 50, {}, [("add", 1), ("add", 2), ("swap", 2)], 0.99),
         ("backward", 10, 50, {}, [], 0.0),
+        ("frank-wolfe", None, 50, {"B1": 1.0, "max_iter": 10}, [("add", 1), ("iterate", 1)], 0.2),
     ],
 )
 def test_progress(algorithm, k, d, params, events, expected) -> None:

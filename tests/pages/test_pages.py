@@ -301,7 +301,11 @@ def test_starting_a_lesson_twice_creates_it_once(site):
     page = html_of(client, f"/teach/{foba['id']}?step={removal['step']}")
     assert "f3 removed: deleting it raises the objective by" in page
     assert "below 0.5 \u00d7 " in page
-    assert "Same step in" in page and f'href="/teach/{forward["id"]}?step=' in page
+    # Paired by decision: the deletion leaves two features, as forward greedy's step 1 does.
+    forward_events = client.get(f"/api/runs/{forward['id']}/trace").json()["events"]
+    pair = next(e["step"] for e in forward_events if e["support_size"] == 2)
+    assert "The same decision in" in page
+    assert f'href="/teach/{forward["id"]}?step={pair}"' in page
 
 
 def test_teach_page_steps_through_forward_and_backward_decisions(site):
@@ -313,9 +317,8 @@ def test_teach_page_steps_through_forward_and_backward_decisions(site):
     check_figure(fig)
     chosen = next(t for t in fig["data"] if t["name"] == "chosen")
     assert chosen["y"] == [site.dataset["feature_names"][events[0]["feature"]]]
-    assert "keydown[key==&#39;ArrowRight&#39;] from:body" in first or (
-        "keydown[key=='ArrowRight'] from:body" in first
-    )
+    last = events[-1]["step"]
+    assert f'data-run="{run["id"]}" data-last="{last}"' in first  # what the keys step through
     check = next(e for e in events if e["kind"] == "check")
     page = html_of(site.client, f"/teach/{run['id']}?step={check['step']}")
     assert "Nothing removed: the cheapest deletion" in page
@@ -351,3 +354,34 @@ def test_teach_page_of_a_queued_run_waits(idle):
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2, record_candidates=True)
     page = html_of(idle, f"/teach/{run['id']}")
     assert "No step recorded yet" in page and 'hx-trigger="every 1s"' in page
+
+
+def test_a_step_out_of_range_is_said_not_hidden(site):
+    run = site.foba
+    last = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"][-1]["step"]
+    page = html_of(site.client, f"/teach/{run['id']}?step=9999")
+    assert f"This run has steps 0 to {last}; there is no step 9999" in page
+    assert f'data-step="{last}"' in page
+    assert "is not a step number" in html_of(site.client, f"/teach/{run['id']}?step=abc")
+    assert "there is no step" not in html_of(site.client, f"/teach/{run['id']}?step=1")
+
+
+def test_api_docs_are_served_from_vendored_files(site):
+    page = html_of(site.client, "/docs")
+    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in page and "cdn" not in page.lower()
+    assert 'data-openapi="/openapi.json"' in page and "<script>" not in page  # no inline script
+    for path in ("swagger-ui/swagger-ui-bundle.js", "swagger-ui/swagger-ui.css", "plotly.min.js"):
+        response = site.client.get(f"/static/vendor/{path}")
+        assert response.status_code == 200, path
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert response.headers["content-encoding"] == "gzip"
+    assert site.client.get("/static/app.js").headers["cache-control"] == "no-cache"
+    assert site.client.get("/redoc").status_code == 404
+
+
+def test_unknown_urls_are_html_pages_for_people_and_json_for_programs(site):
+    page = html_of(site.client, "/no/such/page", 404, headers={"Accept": "text/html"})
+    assert "There is no page at /no/such/page" in page
+    api = site.client.get("/api/nothing", headers={"Accept": "text/html"})
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+    assert site.client.get("/no/such/page").json() == {"detail": "Not Found"}  # no Accept: html

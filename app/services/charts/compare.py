@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .style import (
     BLUE,
     DASHES,
+    HOVER,
     ORANGE,
     SERIES,
     SYMBOLS,
@@ -43,7 +44,7 @@ def by_k_figure(series: Sequence[Series], *, title: str, ytitle: str) -> Figure:
                 "size": 8,
                 "color": SERIES[i % len(SERIES)],
             },
-            "hovertemplate": f"{s.label}<br>k = %{{x}}: %{{y:.5g}}<extra></extra>",
+            "hovertemplate": f"{s.label}<br>k = %{{x}}: %{{y:{HOVER}}}<extra></extra>",
         }
         for i, s in enumerate(series)
     ]
@@ -70,7 +71,7 @@ def time_figure(
             "y": list(labels),
             "x": list(engine_seconds),
             "marker": {"color": BLUE},
-            "hovertemplate": "%{y}: %{x:.3g} s in the engine<extra></extra>",
+            "hovertemplate": f"%{{y}}: %{{x:{HOVER}}} s in the engine<extra></extra>",
         },
         {
             "type": "bar",
@@ -82,7 +83,7 @@ def time_figure(
                 "color": ORANGE,
                 "pattern": hatch(),
             },
-            "hovertemplate": "%{y}: %{x:.3g} s in all<extra></extra>",
+            "hovertemplate": f"%{{y}}: %{{x:{HOVER}}} s in all<extra></extra>",
         },
     ]
     lay = layout(title, "Seconds", "Run", height=max(240, 120 + 50 * len(labels)))

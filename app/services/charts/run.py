@@ -21,6 +21,7 @@ from .style import (
     BLACK,
     BLUE,
     CHECK,
+    HOVER,
     MAX_PATH_ROWS,
     ORANGE,
     REMOVE,
@@ -207,11 +208,14 @@ def objective_step_figure(
             "x": steps,
             "y": values,
             "line": {"color": "#555", "width": 2},
-            "hovertemplate": "step %{x}<br>objective %{y:.5g}<extra></extra>",
+            "hovertemplate": f"step %{{x}}<br>objective %{{y:{HOVER}}}<extra></extra>",
         }
     ]
     data += _event_markers(
-        events, steps, values, "step %{customdata}: {label}<br>objective %{y:.5g}<extra></extra>"
+        events,
+        steps,
+        values,
+        f"step %{{customdata}}: {{label}}<br>objective %{{y:{HOVER}}}<extra></extra>",
     )
     lay = objective_step_layout(title)
     last = steps[-1]
@@ -282,7 +286,7 @@ def objective_size_figure(
         events,
         sizes,
         values,
-        "step %{customdata}: {label}<br>size %{x}, objective %{y:.5g}<extra></extra>",
+        f"step %{{customdata}}: {{label}}<br>size %{{x}}, objective %{{y:{HOVER}}}<extra></extra>",
     )
     best = best_along_path(events)
     if best:
@@ -296,7 +300,9 @@ def objective_size_figure(
                 "y": [best[s][1] for s in ks],
                 "line": {"color": BLACK, "width": 1, "dash": "dot"},
                 "marker": {"color": BLACK, "symbol": "square-open", "size": 9},
-                "hovertemplate": "best size-%{x} support<br>objective %{y:.5g}<extra></extra>",
+                "hovertemplate": (
+                    f"best size-%{{x}} support<br>objective %{{y:{HOVER}}}<extra></extra>"
+                ),
             }
         )
     data.append(
@@ -387,7 +393,7 @@ def coef_figure(
                 "y": labels,
                 "x": [float(true_coef[j]) for j in idx],
                 "marker": {"color": BLACK, "symbol": "diamond", "size": 10},
-                "hovertemplate": "%{y}: true %{x:.4g}<extra></extra>",
+                "hovertemplate": f"%{{y}}: true %{{x:{HOVER}}}<extra></extra>",
             }
         )
     height = max(260, min(1200, 120 + 28 * len(labels)))
@@ -415,5 +421,5 @@ def _bars(name: str, y: list[str], x: list[float], color: str, pattern: str = ""
         "y": y,
         "x": x,
         "marker": marker,
-        "hovertemplate": "%{y}: %{x:.4g}<extra></extra>",
+        "hovertemplate": f"%{{y}}: %{{x:{HOVER}}}<extra></extra>",
     }

@@ -48,9 +48,24 @@ def num(x: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# Plotly's hover format for a number: ``digits`` significant digits in plain decimals with
+# thousands separators (d3's "r"), never 1.508e+05 for an ordinary objective.
+HOVER = ",.5~r"
+
+
 def fmt(x: Any, digits: int = 4) -> str:
+    """A number as people write it: ``digits`` significant digits, thousands separated, in
+    plain decimals from 0.001 to a billion (150,812 rather than 1.508e+05); scientific
+    notation only beyond."""
     value = num(x)
-    return DASH if value is None else f"{value:.{digits}g}"
+    if value is None:
+        return DASH
+    size = abs(value)
+    if size == 0 or not 1e-3 <= size < 1e9:
+        return f"{value:.{digits}g}"
+    decimals = max(digits - 1 - math.floor(math.log10(size)), 0)
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def feature_name(names: Sequence[str], j: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .style import BLACK, BLUE, GREEN, VERMILLION, Figure, empty_figure, fmt, hatch, layout
+from .style import BLACK, BLUE, GREEN, HOVER, VERMILLION, Figure, empty_figure, fmt, hatch, layout
 
 # --------------------------------------------------------------------------- teaching
 
@@ -54,7 +54,7 @@ def candidates_figure(
                 "text": [fmt(s, 3) for _, s in part],
                 "textposition": "outside",
                 "cliponaxis": False,
-                "hovertemplate": f"%{{y}}: {score_label} %{{x:.5g}}<extra></extra>",
+                "hovertemplate": f"%{{y}}: {score_label} %{{x:{HOVER}}}<extra></extra>",
             }
         )
     lay = layout(

@@ -91,9 +91,7 @@ def run_figures(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]
     result = RunResult.model_validate(run.result) if run.result else None
     step = answer_step(events, run.k)
     figures: dict[str, Any] = {
-        "path": run_charts.path_figure(
-            events, names, true_support=truth, best_step=step, k=run.k
-        ),
+        "path": run_charts.path_figure(events, names, true_support=truth, best_step=step, k=run.k),
         "objective_step": run_charts.objective_step_figure(events, best_step=step, k=run.k),
         "objective_size": run_charts.objective_size_figure(events, k=run.k),
     }

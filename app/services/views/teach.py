@@ -8,7 +8,7 @@ from typing import Any
 from sqlmodel import Session, select
 
 import engine
-from engine.trace import Event, answer_step
+from engine.trace import PATH_POINTS, Event, answer_step
 
 from ...errors import NotFound
 from ...models import ACTIVE, Dataset, Run, RunResult
@@ -48,26 +48,63 @@ def lesson_page(session: Session, key: str) -> dict[str, Any]:
     return {"state": state, "results": results, "live": live}
 
 
-def _step_index(events: Sequence[Event], step: int) -> int:
+def _step_index(events: Sequence[Event], asked: str) -> tuple[int, str | None]:
+    """The index of the event whose step the URL asks for, and a note when there is none (a
+    shared URL with a step out of range, or not a number, opens the nearest step, and says
+    so)."""
+    last = events[-1].step
+    if not asked.lstrip("-").isdigit():
+        return 0, f"“{asked[:40]}” is not a step number; showing step 0."
+    step = int(asked)
     for i, e in enumerate(events):
         if e.step == step:
-            return i
-    return max(0, min(step, len(events) - 1))
+            return i, None
+    i = max(0, min(step, len(events) - 1))
+    shown = events[i].step
+    return i, f"This run has steps 0 to {last}; there is no step {step}, so step {shown} is shown."
 
 
-def _lesson_of(session: Session, dataset: Dataset, run: Run) -> dict[str, Any] | None:
+def matching_step(events: Sequence[Event], index: int, other: Sequence[Event]) -> int | None:
+    """The step of ``other`` that makes the same decision as ``events[index]``: the same n-th
+    addition for an addition, else the first event after which the support has the same size
+    (the stop when nothing matches)."""
+    if not other:
+        return None
+    e = events[index]
+    if e.kind == "add":
+        nth = sum(x.kind == "add" for x in events[: index + 1])
+        adds = [x for x in other if x.kind == "add"]
+        if len(adds) >= nth:
+            return adds[nth - 1].step
+    same = [x for x in other if x.kind in PATH_POINTS and x.support_size == e.support_size]
+    if e.kind != "stop" and same:
+        return same[0].step
+    return other[-1].step
+
+
+def _lesson_of(
+    session: Session, dataset: Dataset, run: Run, events: Sequence[Event], index: int | None
+) -> dict[str, Any] | None:
+    """The lesson the run belongs to, with its other runs and, for each, the step that makes
+    the same decision as the one shown."""
     key = (dataset.sample_key or "").removeprefix("lesson:")
     found = lessons.LESSONS.get(key) if dataset.sample_key else None
     if found is None:
         return None
     state = lessons.state(session, found)
-    others = [(spec, r) for spec, r in state.runs if r is not None and r.id != run.id]
+    others = []
+    for spec, other in state.runs:
+        if other is None or other.id == run.id:
+            continue
+        step = None
+        if index is not None:
+            step = matching_step(events, index, run_service.trace_events(session, other.id))
+        others.append((spec, other, step))
     return {"lesson": found, "others": others}
 
 
 def teach_page(session: Session, run_id: int, step: str, play: bool) -> dict[str, Any]:
-    """One decision of a run; ``step`` is the event's step number (a shared URL with a step
-    out of range, or not a number, opens the nearest step rather than an error)."""
+    """One decision of a run; ``step`` is the event's step number."""
     run = run_service.get_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     events = run_service.trace_events(session, run_id)
@@ -78,11 +115,12 @@ def teach_page(session: Session, run_id: int, step: str, play: bool) -> dict[str
         "play": play,
         "events": events,
         "spec": spec.to_dict() if spec is not None else None,
-        "lesson": _lesson_of(session, dataset, run),
+        "lesson": _lesson_of(session, dataset, run, events, None),
     }
     if not events:
         return context
-    index = _step_index(events, int(step) if step.lstrip("-").isdigit() else 0)
+    index, context["step_note"] = _step_index(events, step)
+    context["lesson"] = _lesson_of(session, dataset, run, events, index)
     result = RunResult.model_validate(run.result) if run.result else None
     names = dataset.feature_names
     context["step"] = teach.explain(
