@@ -533,13 +533,14 @@
     if (teachRequest) teachRequest.abort();
     const request = new AbortController();
     teachRequest = request;
-    const url = `/teach/${run}?step=${step}`;
+    const panel = document.getElementById("teach-panel");
+    const url = `/teach/${run}?step=${step}${panel ? panel.dataset.query || "" : ""}`;
     try {
       const response = await fetch(url, { headers: { "HX-Request": "true", "HX-Target": "teach-panel" }, signal: request.signal });
       const html = await response.text();
-      const panel = document.getElementById("teach-panel");
-      if (!panel || request !== teachRequest) return;
-      panel.outerHTML = html;
+      const current = document.getElementById("teach-panel");
+      if (!current || request !== teachRequest) return;
+      current.outerHTML = html;
       const fresh = document.getElementById("teach-panel");
       if (window.htmx) window.htmx.process(fresh);
       renderFigures(fresh);
@@ -572,9 +573,12 @@
     button.disabled = true;
     try {
       const run = await (await fetch(button.dataset.rerun, { headers: { Accept: "application/json" } })).json();
+      const changes = JSON.parse(button.dataset.changes || "{}");  // a what-if's k and nu
       const body = {
-        dataset_id: run.dataset_id, algorithm: run.algorithm, objective: run.objective, k: run.k,
-        params: run.params, seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
+        dataset_id: run.dataset_id, algorithm: run.algorithm, objective: run.objective,
+        k: "k" in changes ? changes.k : run.k,
+        params: "nu" in changes ? { ...run.params, nu: changes.nu } : run.params,
+        seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
       };
       const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
       const created = await response.json();
@@ -621,7 +625,10 @@
     document.querySelectorAll("[data-live]").forEach(setupLive);
     document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
     window.addEventListener("pageshow", resyncRunForm);
-    document.querySelectorAll("[data-rerun]").forEach((b) => b.addEventListener("click", () => rerunWithScores(b)));
+    document.addEventListener("click", (e) => {
+      const button = e.target.closest("[data-rerun]");
+      if (button) rerunWithScores(button);
+    });
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);
       window.addEventListener("popstate", (e) => {

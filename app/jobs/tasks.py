@@ -26,7 +26,7 @@ from engine.trace import SUPPORT_CHANGING, Event
 
 from .. import storage
 from ..models import Dataset, Run, RunResult, RunStatus
-from ..services.evaluation import split_rows, summarise
+from ..services.evaluation import select_run, split_rows, summarise
 from . import lease
 
 log = logging.getLogger(__name__)
@@ -219,18 +219,7 @@ def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     arrays = storage.load_arrays(writer.ctx.data_dir, dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
-    result = engine.select(
-        X[train],
-        y[train],
-        algorithm=run.algorithm,
-        objective=run.objective,
-        k=run.k,
-        groups=dataset.groups,
-        recorder=writer,
-        random_state=run.seed,
-        record_candidates=run.record_candidates,
-        **run.params,
-    )
+    result = select_run(run, dataset, X[train], y[train], recorder=writer)
     summary = summarise(
         result,
         names=dataset.feature_names,

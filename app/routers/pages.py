@@ -143,12 +143,16 @@ def lesson_page(request: Request, session: SessionDep, key: str) -> Response:
 def teach_page(
     request: Request,
     session: SessionDep,
+    settings: SettingsDep,
     run_id: int,
     step: str = "0",
     play: bool = False,
+    k: str | None = None,
+    nu: str | None = None,
 ) -> Response:
-    """One decision of a run (``step`` is the event's step number)."""
-    context = teach_view.teach_page(session, run_id, step, play)
+    """One decision of a run (``step`` is the event's step number); ``k`` and ``nu`` recompute
+    the run at once with them (small problems)."""
+    context = teach_view.teach_page(session, settings.data_dir, run_id, step, play, k, nu)
     return render(
         request,
         "teach.html",

@@ -109,8 +109,9 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     assert csv_export.headers["content-type"].startswith("text/csv")
     assert "attachment" in csv_export.headers["content-disposition"]
     lines = csv_export.text.splitlines()
-    table, settings = lines[: lines.index("")], dict(
-        line.split(",", 1) for line in lines[lines.index("") + 2 :]
+    table, settings = (
+        lines[: lines.index("")],
+        dict(line.split(",", 1) for line in lines[lines.index("") + 2 :]),
     )
     assert table[0] == "feature,index,coefficient"
     assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y", "(intercept)"]

@@ -104,6 +104,7 @@ def test_back_after_starting_a_run_leaves_a_consistent_form(server: str, page: A
     page.wait_for_selector('#run-params [data-algorithm="omp"]')
     page.click("#run-form button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/\d+$"))
+    page.wait_for_selector("#results", timeout=60_000)  # the run page reloads itself when done
     page.go_back()
     page.wait_for_url(re.compile(r"/datasets/\d+$"))
     page.wait_for_timeout(500)
@@ -126,9 +127,13 @@ def test_fast_arrow_keys_lose_no_step(server: str, page: Any, finished_run: dict
     page.wait_for_function("location.search === '?step=8'")
     page.wait_for_timeout(600)  # nothing late arrives to move it again
     assert page.locator("[data-step]").get_attribute("data-step") == "8"
+    # Back returns to the step shown before (steps skipped by fast keys were never shown),
+    # and the panel follows the URL.
     page.go_back()
-    page.wait_for_function("location.search === '?step=7'")
-    page.wait_for_selector('[data-step="7"]')
+    page.wait_for_function("location.search !== '?step=8'")
+    back = int(page.evaluate("new URLSearchParams(location.search).get('step')"))
+    assert back < 8
+    page.wait_for_selector(f'[data-step="{back}"]')
 
 
 def test_a_running_run_follows_its_trace(server: str, page: Any) -> None:
@@ -211,3 +216,22 @@ def test_every_page_at_a_laptops_and_a_projectors_size(
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_changing_k_in_teaching_mode_redraws_at_once(
+    server: str, page: Any, finished_run: dict[str, Any]
+) -> None:
+    run_id = finished_run["id"]
+    page.goto(f"{server}/teach/{run_id}?step=2")
+    page.wait_for_selector("#chart-candidates .main-svg")
+    page.evaluate("window.notReloaded = true")  # gone if the page were loaded again
+    page.fill(".what-if input[name=k]", "2")
+    page.dispatch_event(".what-if input[name=k]", "change")
+    page.wait_for_selector(".what-if-note")
+    assert "k = 2" in page.inner_text(".what-if-note")
+    assert page.evaluate("window.notReloaded === true")
+    page.wait_for_function("location.search.includes('k=2')")
+    page.keyboard.press("ArrowRight")  # the keys keep the change
+    page.wait_for_function("location.search === '?step=3&k=2'")
+    assert "k = 2" in page.inner_text(".what-if-note")
+    page.screenshot(path=str(SHOTS / "pages-teach-what-if.png"), full_page=True)

@@ -385,3 +385,28 @@ def test_unknown_urls_are_html_pages_for_people_and_json_for_programs(site):
     api = site.client.get("/api/nothing", headers={"Accept": "text/html"})
     assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
     assert site.client.get("/no/such/page").json() == {"detail": "Not Found"}  # no Accept: html
+
+
+def test_teaching_mode_recomputes_a_small_run_at_once_with_another_k_or_nu(site):
+    run = site.foba  # gaussian regression with 12 features: small enough
+    base = html_of(site.client, f"/teach/{run['id']}?step=0")
+    assert 'name="k"' in base and 'name="nu"' in base and "What if" not in base
+    page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
+    assert "What if</strong> k = 2, ν = 0.3:" in page and "not stored" in page
+    assert f'href="/teach/{run["id"]}?step=1&amp;k=2&amp;nu=0.3"' in page  # links keep it
+    assert 'data-query="&amp;k=2&amp;nu=0.3"' in page
+    answer = re.search(r"Its answer: ([^.]*)\.", page).group(1).split(", ")
+    assert len(answer) == 2
+    # Nothing was stored: the run and the list of runs are as they were.
+    assert site.client.get(f"/api/runs/{run['id']}").json()["k"] == run["k"]
+    refused = site.client.get(f"/teach/{run['id']}?step=0&k=99")
+    assert refused.status_code == 422 and "k must be between 1 and 12" in refused.text
+    assert site.client.get(f"/teach/{run['id']}?step=0&nu=abc").status_code == 422
+
+
+def test_instant_reruns_say_why_they_are_not_offered_on_large_data(site):
+    ds = generate(site.client, "gaussian_regression", n=40, d=60)
+    run = wait_for(site.client, submit(site.client, ds["id"], algorithm="omp", k=3)["id"])
+    page = html_of(site.client, f"/teach/{run['id']}?step=0")
+    assert "instant reruns are for data sets of at most 50 features" in page
+    assert 'name="k"' not in page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
@@ -13,7 +14,7 @@ from engine.trace import PATH_POINTS, Event, answer_step
 from ...errors import NotFound
 from ...models import ACTIVE, Dataset, Run, RunResult
 from .. import datasets as dataset_service
-from .. import lessons, teach
+from .. import lessons, teach, what_if
 from .. import runs as run_service
 from ..charts.style import feature_name
 
@@ -82,6 +83,20 @@ def matching_step(events: Sequence[Event], index: int, other: Sequence[Event]) -
     return other[-1].step
 
 
+def _instant_controls(
+    run: Run, dataset: Dataset, spec: engine.AlgorithmSpec | None
+) -> dict[str, Any]:
+    """The k and nu the page can change at once, or why it cannot."""
+    takes_k = spec is not None and spec.k != "unused"
+    nu = next((p for p in spec.params if p.name == "nu"), None) if spec else None
+    return {
+        "unavailable": what_if.unavailable(dataset),
+        "k": takes_k,
+        "k_max": dataset.n_features,
+        "nu": nu.to_dict() if nu else None,
+    }
+
+
 def _lesson_of(
     session: Session, dataset: Dataset, run: Run, events: Sequence[Event], index: int | None
 ) -> dict[str, Any] | None:
@@ -103,12 +118,30 @@ def _lesson_of(
     return {"lesson": found, "others": others}
 
 
-def teach_page(session: Session, run_id: int, step: str, play: bool) -> dict[str, Any]:
-    """One decision of a run; ``step`` is the event's step number."""
+def teach_page(
+    session: Session,
+    data_dir: Path,
+    run_id: int,
+    step: str,
+    play: bool,
+    k: str | None = None,
+    nu: str | None = None,
+) -> dict[str, Any]:
+    """One decision of a run; ``step`` is the event's step number. With ``k`` or ``nu`` other
+    than the run's (small problems only), the decisions are those of the run recomputed at
+    once with them (``services.what_if``): shown, never stored."""
     run = run_service.get_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
-    events = run_service.trace_events(session, run_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
+    changes = what_if.changes_of(run, k, nu)
+    recomputed = what_if.recompute(data_dir, run, dataset, changes) if changes else None
+    if recomputed is not None:
+        run, events = recomputed.run, recomputed.events
+        answer = recomputed.answer
+    else:
+        events = run_service.trace_events(session, run_id)
+        result = RunResult.model_validate(run.result) if run.result else None
+        answer = [f.name for f in result.support] if result else []
     context: dict[str, Any] = {
         "run": run,
         "ds": dataset,
@@ -116,20 +149,17 @@ def teach_page(session: Session, run_id: int, step: str, play: bool) -> dict[str
         "events": events,
         "spec": spec.to_dict() if spec is not None else None,
         "lesson": _lesson_of(session, dataset, run, events, None),
+        "what_if": recomputed,
+        "query": recomputed.query if recomputed else "",
+        "instant": _instant_controls(run, dataset, spec),
     }
     if not events:
         return context
     index, context["step_note"] = _step_index(events, step)
-    context["lesson"] = _lesson_of(session, dataset, run, events, index)
-    result = RunResult.model_validate(run.result) if run.result else None
+    context["lesson"] = None if recomputed else _lesson_of(session, dataset, run, events, index)
     names = dataset.feature_names
     context["step"] = teach.explain(
-        run,
-        names,
-        events,
-        index,
-        best_step=answer_step(events, run.k),
-        answer=[f.name for f in result.support] if result else (),
+        run, names, events, index, best_step=answer_step(events, run.k), answer=answer
     )
     context["timeline"] = [
         {
