@@ -5,7 +5,6 @@ laptop's and a projector's size, with screenshots for a person to look at."""
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import pytest

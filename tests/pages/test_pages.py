@@ -392,7 +392,7 @@ def test_teaching_mode_recomputes_a_small_run_at_once_with_another_k_or_nu(site)
     base = html_of(site.client, f"/teach/{run['id']}?step=0")
     assert 'name="k"' in base and 'name="nu"' in base and "What if" not in base
     page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
-    assert "What if</strong> k = 2, ν = 0.3:" in page and "not stored" in page
+    assert "What if</strong> k = 2, \u03bd = 0.3:" in page and "not stored" in page
     assert f'href="/teach/{run["id"]}?step=1&amp;k=2&amp;nu=0.3"' in page  # links keep it
     assert 'data-query="&amp;k=2&amp;nu=0.3"' in page
     answer = re.search(r"Its answer: ([^.]*)\.", page).group(1).split(", ")
