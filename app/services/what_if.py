@@ -92,4 +92,3 @@ def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any
         changes=changes,
         query="&" + urlencode(changes),
     )
-
