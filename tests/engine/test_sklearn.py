@@ -231,3 +231,15 @@ def test_grid_search_over_k_agrees_with_the_cv_estimator() -> None:
         cv=3,
     ).fit(X, y)
     assert outer.best_estimator_[-1].k_ in range(1, 7)
+
+
+def test_import_engine_loads_no_scikit_learn() -> None:
+    code = "import sys, engine, engine.cv; print(sorted({'sklearn', 'joblib'} & set(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
