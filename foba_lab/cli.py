@@ -359,7 +359,8 @@ def _as_text(args, table: Table, result, cv) -> str:
         + (f", k = {result.k}" if result.k is not None else "")
     )
     lines.append(
-        f"objective {result.objective:.6g} after {result.n_steps} steps; {result.stop_reason}"
+        f"objective {result.objective:.6g}; the path took {result.n_steps} steps and stopped: "
+        f"{result.stop_reason}"
     )
     rows = [(r["feature"], r["coef"]) for r in _selected(table, result)]
     rows.append(("(intercept)", result.intercept))
