@@ -47,7 +47,8 @@ class CVPlan:
     runs : list of Config
         The checked engine runs one fold makes, in order (one in ``path`` mode).
     path_lengths : dict of int to int or None
-        ``best-k`` paths: the support changes ``engine.select(k=k)`` would take.
+        ``best-k`` paths: the support changes ``engine.select(k=k)`` would take (known when
+        the plan was made with ``n_features``; ``supports_by_k`` needs them).
     reason : str
         Why the fold runs this way, in words for a page.
     """
@@ -193,6 +194,9 @@ def supports_by_k(events: Sequence[Event], plan: CVPlan) -> list[tuple[int, ...]
     """
     if plan.mode != "path":
         raise ValueError(f"a {plan.mode!r} plan reads no path")
+    if plan.path == "best-k" and None in plan.path_lengths.values():
+        if "max_steps" in plan.runs[0].algorithm_params:
+            raise ValueError("reading a best-k path needs a plan made with n_features")
     if plan.path == "best-k":
         total = sum(e.kind in SUPPORT_CHANGING for e in events)
         best: dict[int, dict[int, tuple[frozenset[int], float, int]]] = {}  # by length read

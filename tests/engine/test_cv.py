@@ -251,3 +251,11 @@ def test_cross_validate_k_reports_plan_folds_and_summary() -> None:
     assert seen == [0, 1, 2] and isinstance(r.plan, CVPlan)
     assert r.k_best == r.summary.k_1se and len(r.folds) == 3
     assert r.to_dict()["summary"]["k_best"] == r.k_best
+
+
+def test_reading_a_best_k_path_needs_the_path_lengths() -> None:
+    X, y = make_regression(0, n=40, d=10)
+    r = engine.select(X, y, algorithm="foba-obj", k=4)
+    with pytest.raises(ValueError, match="n_features"):
+        supports_by_k(r.trace, plan_cv("foba-obj", k_max=4))
+    assert len(supports_by_k(r.trace, plan_cv("foba-obj", k_max=4, n_features=10))) == 4
