@@ -49,6 +49,11 @@ class Config:
         return self.algorithm.traits.rule(self.algorithm_params)
 
     @property
+    def path(self) -> str:
+        """What the sizes along the path mean with these parameters (``Traits.path_for``)."""
+        return self.algorithm.traits.path_for(self.algorithm_params)
+
+    @property
     def path_length(self) -> int | None:
         """Add/remove steps the path may take (Zhang's 5k by default), for methods that have
         a step budget; None for the others."""

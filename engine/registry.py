@@ -228,6 +228,9 @@ class Traits:
     deletion_param: the parameter whose value replaces ``deletion``.
     backward_param: the parameter naming its backward threshold rule, if it has one.
     path: what the sizes along its path mean (a key of ``PATHS``).
+    path_param: a parameter that post-processes the end of the path (replacement steps):
+        with any value but ``"none"`` the answer at k is no longer the path's size-k support,
+        so the path counts as ``final`` (``path_for``).
     default: the algorithm forms start with; compare: pre-ticked in comparisons.
     """
 
@@ -237,11 +240,18 @@ class Traits:
     deletion_param: str | None = None
     backward_param: str | None = None
     path: str = "final"
+    path_param: str | None = None
     default: bool = False
     compare: bool = False
 
     def rule(self, params: Mapping[str, Any]) -> str | None:
         return str(params[self.rule_param]) if self.rule_param in params else self.forward_rule
+
+    def path_for(self, params: Mapping[str, Any]) -> str:
+        """What the sizes along the path mean with these (validated) parameters."""
+        if self.path_param is not None and params.get(self.path_param, "none") != "none":
+            return "final"
+        return self.path
 
     def deletion_for(self, params: Mapping[str, Any]) -> str | None:
         if self.deletion_param in params:

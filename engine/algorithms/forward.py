@@ -76,7 +76,13 @@ def forward_run(
     k="optional",
     family="forward",
     requires=_FORWARD,
-    traits=Traits(forward_rule="obj", rule_param="selection", path="prefix", compare=True),
+    traits=Traits(
+        forward_rule="obj",
+        rule_param="selection",
+        path="prefix",
+        path_param="replacement",
+        compare=True,
+    ),
 )
 def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_replacements):
     """Fully corrective forward greedy selection.
@@ -129,7 +135,7 @@ def forward_obj(objective, rec, *, k, rng, selection, delta, replacement, max_re
     k="optional",
     family="forward",
     requires=_FORWARD,
-    traits=Traits(forward_rule="gdt", path="prefix", compare=True),
+    traits=Traits(forward_rule="gdt", path="prefix", path_param="replacement", compare=True),
 )
 def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     """Orthogonal matching pursuit (Forward-gdt): add the largest |gradient|, refit.
@@ -167,7 +173,7 @@ def omp(objective, rec, *, k, rng, epsilon, replacement, max_replacements):
     k="optional",
     family="forward",
     requires=_FORWARD,
-    traits=Traits(forward_rule="refit", path="prefix"),
+    traits=Traits(forward_rule="refit", path="prefix", path_param="replacement"),
 )
 def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     """Forward stepwise selection: add the candidate whose full refit lowers Q most.
@@ -214,7 +220,9 @@ def stepwise(objective, rec, *, k, rng, delta, replacement, max_replacements):
     ),
     k="required",
     family="forward",
-    traits=Traits(forward_rule="obj", path="prefix"),
+    # Replacement steps always run (``variant`` has no "none"): the answer at k is not the
+    # path's k-th prefix.
+    traits=Traits(forward_rule="obj", path="prefix", path_param="variant"),
 )
 def replacement(objective, rec, *, k, rng, variant, max_replacements):
     """Fully corrective greedy to k features, then replacement steps.

@@ -22,7 +22,7 @@ from .replacement import post_process
     params=(REPLACEMENT, MAX_REPLACEMENTS),
     k="required",
     family="forward",
-    traits=Traits(forward_rule="alone", path="prefix"),
+    traits=Traits(forward_rule="alone", path="prefix", path_param="replacement"),
 )
 def oblivious(objective, rec, *, k, rng, replacement, max_replacements):
     """Oblivious top-k: rank features by the gain of each alone, keep the k best, refit.

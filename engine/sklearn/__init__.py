@@ -1,0 +1,26 @@
+"""scikit-learn estimators over the engine: thin layers over ``engine.select`` and ``engine.cv``.
+
+``SparseRegressor`` and ``SparseClassifier`` fit a sparse linear model with any registered
+algorithm (``algorithm=``, default FoBa-obj); ``SparseSelector`` is the same selection as a
+transformer for pipelines; ``SparseRegressorCV`` and ``SparseClassifierCV`` choose k by K-fold
+cross-validation from one path per fold (``engine.cv``), then fit on all the data at that k.
+
+The algorithm's and the objective's parameters are keyword arguments (``nu=0.3``,
+``lam=0.01``, ``max_steps=40``...): ``get_params`` and ``set_params`` see them, so ``clone``
+and ``GridSearchCV`` work on them like on any parameter, and ``fit`` validates them through the
+registry (``engine.check_config``), with the same errors as ``engine.select``.
+
+Importing this package imports scikit-learn and joblib; ``import engine`` does neither.
+"""
+
+from .cv import DEFAULT_K_MAX, SparseClassifierCV, SparseRegressorCV
+from .estimators import SparseClassifier, SparseRegressor, SparseSelector
+
+__all__ = [
+    "DEFAULT_K_MAX",
+    "SparseClassifier",
+    "SparseClassifierCV",
+    "SparseRegressor",
+    "SparseRegressorCV",
+    "SparseSelector",
+]

@@ -1,0 +1,158 @@
+"""What the estimators share: the engine's parameters as keyword arguments, the fitted
+attributes, the default k, binary labels and the tags."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..api import SelectionResult, select
+from ..config import ConfigError, check_config
+from ..registry import REGISTRY
+
+_ACCEPT_SPARSE = ("csr", "csc")
+_FIT_CHECKS = {"accept_sparse": _ACCEPT_SPARSE, "dtype": np.float64, "ensure_min_samples": 2}
+
+
+class _EngineParams:
+    """What every estimator here shares: the engine's parameters as keyword arguments.
+
+    They are kept in ``_params`` (not as attributes: they are not in ``__init__``'s signature)
+    and added to ``get_params``; ``set_params`` takes any name and ``fit`` checks it.
+    """
+
+    _params: dict[str, Any]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep=deep)  # type: ignore[misc]
+        params.update(self._params)
+        return params
+
+    def set_params(self, **params: Any) -> Any:
+        # Names outside the signature go to the engine; ``fit`` checks them against the
+        # algorithm chosen (which may change in this same call), as scikit-learn validates
+        # parameters in ``fit``.
+        own = set(self._get_param_names())  # type: ignore[attr-defined]
+        extra = {n: v for n, v in params.items() if n not in own and "__" not in n}
+        super().set_params(**{n: v for n, v in params.items() if n not in extra})  # type: ignore[misc]
+        if extra:
+            self._params = {**self._params, **extra}
+        return self
+
+    def _select(self, X, y, k: int | None) -> SelectionResult:
+        return select(
+            X,
+            y,
+            algorithm=self.algorithm,  # type: ignore[attr-defined]
+            objective=self.objective,  # type: ignore[attr-defined]
+            k=k,
+            groups=self.groups,  # type: ignore[attr-defined]
+            random_state=self.random_state,  # type: ignore[attr-defined]
+            standardize=self.standardize,  # type: ignore[attr-defined]
+            **self._params,
+        )
+
+    def _check_task(self, task: str) -> None:
+        spec = REGISTRY.objective(self.objective)  # type: ignore[attr-defined]
+        if spec.task != task:
+            fitting = [n for n, s in REGISTRY.objectives.items() if s.task == task]
+            raise ValueError(
+                f"{type(self).__name__} needs a {task} objective ({', '.join(fitting)}); "
+                f"objective {spec.name!r} is for {spec.task}"
+            )
+
+    def _store(self, result: SelectionResult) -> None:
+        self.coef_ = result.coef
+        self.intercept_ = result.intercept
+        self.support_ = result.support
+        self.objective_ = result.objective
+        self.trace_ = result.trace
+        self.stop_reason_ = result.stop_reason
+
+
+def _default_k(estimator: Any, n_features: int) -> int | None:
+    """k when none is given: the algorithm's own stopping rule when its parameters give one
+    (or it takes no k), otherwise 10% of the features (at least 1), as scikit-learn's
+    ``OrthogonalMatchingPursuit``."""
+    spec = REGISTRY.algorithms.get(estimator.algorithm)
+    if spec is not None and spec.k == "unused":
+        return None
+    try:
+        check_config(
+            estimator.algorithm,
+            estimator.objective,
+            k=None,
+            params=estimator._params,
+            n_features=n_features,
+        )
+    except ConfigError:
+        return max(int(0.1 * n_features), 1)
+    return None
+
+
+def _tags(tags: Any) -> Any:
+    tags.input_tags.sparse = True
+    return tags
+
+
+class _SparseLinear(_EngineParams):
+    """A fitted sparse linear model: coef_, intercept_, support_, trace_."""
+
+    def _decision(self, X) -> np.ndarray:
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+
+class _Binary:
+    """Two classes: ``classes_[1]`` is the positive class, predicted when the decision
+    function is positive (the engine's classification objectives read labels that way)."""
+
+    def _encode(self, y) -> np.ndarray:
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(
+                f"Only binary classification is supported by {type(self).__name__}: y must hold "
+                f"exactly 2 classes, found {len(self.classes_)} class(es): "
+                f"{self.classes_[:5].tolist()}"
+            )
+        return (y == self.classes_[1]).astype(np.float64)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed score of the positive class ``classes_[1]``, shape (n_samples,)."""
+        return self._decision(X)  # type: ignore[attr-defined]
+
+    def predict(self, X) -> np.ndarray:
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
+
+    def _has_proba(self) -> bool:
+        return self.objective == "logistic"  # type: ignore[attr-defined]
+
+    @available_if(_has_proba)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of the logistic model (``objective="logistic"`` only)."""
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.column_stack([1.0 - p, p])
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X) -> np.ndarray:
+        d = self.decision_function(X)
+        return np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
+
+
+def _classifier_tags(tags: Any) -> Any:
+    tags = _tags(tags)
+    tags.classifier_tags.multi_class = False
+    return tags
+
+
+def _classifier_tags(tags: Any) -> Any:
+    tags = _tags(tags)
+    tags.classifier_tags.multi_class = False
+    return tags
