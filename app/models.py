@@ -16,6 +16,8 @@ from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
 
+from . import run_options
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -196,6 +198,11 @@ class RunConfig(SQLModel):
     record_candidates: bool = Field(
         False, description="Keep the candidate scores behind each decision (teaching mode)."
     )
+    standardize: bool = Field(
+        True,
+        description="Select on columns scaled to unit variance, so that the columns' units do "
+        "not decide; coefficients are reported on the original scale.",
+    )
 
 
 class SplitOptions(SQLModel):
@@ -301,6 +308,7 @@ class RunPublic(SQLModel):
     k: int | None
     params: dict[str, Any]
     record_candidates: bool
+    standardize: bool
     test_fraction: float | None
     seed: int
     status: RunStatus
@@ -324,6 +332,8 @@ class RunPublic(SQLModel):
         return cls.model_validate(
             {
                 **run.model_dump(exclude={"claim_token"}),
+                "params": run_options.engine_params(run.params),
+                "standardize": run_options.standardize(run.params),
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",
