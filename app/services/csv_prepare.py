@@ -122,9 +122,9 @@ def prepare(
     if one_hot:
         X = _one_hot(table, kept, feature_columns, one_hot, rows, n_keep, len(names))
         y_raw = y_values[rows] if rows is not None else y_values.copy()
-    else:  # X and y end up in the parse buffer itself: no second copy of the data
-        both = compact(table.values, table.n_rows, rows, [*feature_columns, index[target]])
-        X, y_raw = both[:, :-1], both[:, -1]
+    else:  # y and X end up in the parse buffer itself: no second copy of the data
+        both = compact(table.values, table.n_rows, rows, [index[target], *feature_columns])
+        y_raw, X = both[:, 0], both[:, 1:]
     task, y, classes = target_values(target_col, y_raw, opts, words)
     imputed = _impute(X, names) if opts.missing == "impute" else {}
     missing = [col[source].n_bad for source in sources] + [target_col.n_bad]
@@ -545,49 +545,53 @@ def _one_hot(
 ) -> np.ndarray:
     """X with every text column replaced by its indicator columns (NaN where it was missing,
     for the missing-value policy to handle)."""
-    X = np.empty((n_keep, d))
-    out = 0
-    for start in range(0, table.n_rows, ROWS_PER_BLOCK):
-        part = table.values[start : min(start + ROWS_PER_BLOCK, table.n_rows)]
+    X = np.empty((n_keep, d), order="F")
+    j = 0
+    for name, source in zip(kept, columns, strict=True):
+        cells = table.column(source)
         if rows is not None:
-            part = part[rows[start : start + len(part)]]
-        j = 0
-        for name, source in zip(kept, columns, strict=True):
-            cells = part[:, source]
-            if name not in one_hot:
-                X[out : out + len(part), j] = cells
-                j += 1
-                continue
-            labels = table.columns[source].labels
-            codes = np.array([labels[label] for label in one_hot[name]], dtype=float)
-            block = (cells[:, None] == codes[None, :]).astype(float)
-            block[np.isnan(cells)] = np.nan
-            X[out : out + len(part), j : j + len(codes)] = block
-            j += len(codes)
-        out += len(part)
+            cells = cells[rows]
+        if name not in one_hot:
+            X[:, j] = cells
+            j += 1
+            continue
+        labels = table.columns[source].labels
+        for label in one_hot[name]:
+            code = labels[label]
+            for start, block in _blocks(cells):
+                out = X[start : start + len(block), j]
+                out[:] = block == code
+                out[np.isnan(block)] = np.nan
+            j += 1
     return X
 
 
 def compact(
     values: np.ndarray, n_rows: int, rows: np.ndarray | None, columns: list[int]
 ) -> np.ndarray:
-    """``values[:n_rows][rows][:, columns]`` written over the front of ``values`` itself.
+    """The ``columns`` of ``values`` (one column per row of it), their first ``n_rows`` cells
+    and of those the ``rows`` kept, written over the front of ``values`` itself: an
+    (n_kept, len(columns)) array in Fortran order.
 
-    Row blocks are copied out and written back in order; a block is written at or before where
-    it was read from (fewer rows and fewer columns), so nothing unread is overwritten."""
-    m = values.shape[1]
-    if rows is None and columns == list(range(m)):
-        return values[:n_rows]
+    ``columns`` must increase: column k then goes to ``k * n_kept``, at or before where it is
+    read from (``columns[k] * capacity``), and blocks are copied front to back, so nothing is
+    overwritten before it is read."""
+    capacity = values.shape[1]
     flat = values.reshape(-1)
-    d, out = len(columns), 0
-    for start in range(0, n_rows, ROWS_PER_BLOCK):
-        part = values[start : min(start + ROWS_PER_BLOCK, n_rows)]
-        if rows is not None:
-            part = part[rows[start : start + len(part)]]
-        part = part[:, columns]  # a copy
-        flat[out * d : (out + len(part)) * d] = part.reshape(-1)
-        out += len(part)
-    return flat[: out * d].reshape(out, d)
+    n_kept = n_rows if rows is None else int(np.count_nonzero(rows))
+    for k, j in enumerate(columns):
+        if rows is None and k * n_kept == j * capacity:
+            continue  # already in place
+        out = k * n_kept
+        for start in range(0, n_rows, ROWS_PER_BLOCK):
+            block = values[j, start : min(start + ROWS_PER_BLOCK, n_rows)]
+            if rows is not None:
+                block = block[rows[start : start + len(block)]]
+            else:
+                block = block.copy()  # it may overlap where it goes
+            flat[out : out + len(block)] = block
+            out += len(block)
+    return flat[: n_kept * len(columns)].reshape(len(columns), n_kept).T
 
 
 def _impute(X: np.ndarray, names: list[str]) -> dict[str, int]:

@@ -49,8 +49,9 @@ class Column:
 
 
 class Table:
-    """``values[:n_rows, j]`` holds column j: numbers, or codes of text values; NaN where a
-    cell is missing (for text columns, also where it was infinite)."""
+    """``values[j, :n_rows]`` holds column j: numbers, or codes of text values; NaN where a
+    cell is missing (for text columns, also where it was infinite). Columns are contiguous
+    (one row of ``values`` each), so that X can be compacted in place column by column."""
 
     def __init__(
         self,
@@ -63,7 +64,7 @@ class Table:
     ) -> None:
         self.columns = columns
         self.width = width
-        self.values = np.empty((capacity, len(columns)))  # pages are touched as rows arrive
+        self.values = np.empty((len(columns), capacity))  # pages are touched as rows arrive
         self.n_rows = 0
         self.max_cells = max_cells
         self.delimiter = delimiter
@@ -80,9 +81,9 @@ class Table:
         if len(frame) != len(block.lines):
             self._quoting(block)
         start, stop = self.n_rows, self.n_rows + len(frame)
-        if stop > len(self.values):
+        if stop > self.values.shape[1]:
             raise TooLarge(
-                f"the file has more than {len(self.values):,} data rows of {len(self.columns)} "
+                f"the file has more than {self.values.shape[1]:,} data rows of {len(self.columns)} "
                 f"used columns: over {self.max_cells:,} cells (MAX_CELLS)"
             )
         for j, column in enumerate(self.columns):
@@ -130,7 +131,7 @@ class Table:
 
     def _numbers(self, j: int, column: Column, numbers: np.ndarray, first_row: int) -> None:
         start = self.n_rows
-        self.values[start : start + len(numbers), j] = numbers
+        self.values[j, start : start + len(numbers)] = numbers
         missing = np.isnan(numbers)
         self._count(column, missing, np.isinf(numbers), first_row)
         column.n_numbers += len(numbers) - column_sum(missing)
@@ -179,12 +180,12 @@ class Table:
         present = ~(missing | infinite)
         codes = np.full(len(labels), np.nan)
         codes[present] = self._codes(column, labels[present])
-        self.values[start : start + len(codes), j] = codes
+        self.values[j, start : start + len(codes)] = codes
 
     def _become_text(self, j: int, column: Column, rows: int) -> None:
         """Turn the numbers read so far into labels: the column holds text."""
         column.text = True
-        earlier = self.values[:rows, j]
+        earlier = self.values[j, :rows]
         present = np.isfinite(earlier)
         uniques, inverse = np.unique(earlier[present], return_inverse=True)
         codes = self._codes(column, np.array([_label(v) for v in uniques], dtype=object))
@@ -216,7 +217,7 @@ class Table:
     # ----------------------------------------------------------------------- reading columns
 
     def column(self, j: int) -> np.ndarray:
-        return self.values[: self.n_rows, j]
+        return self.values[j, : self.n_rows]
 
 
 def column_sum(mask: np.ndarray) -> int:

@@ -86,8 +86,9 @@ def _parse(
     header = records.header
     target, features, explicit = select_columns(header.names, opts, words)
     check_names_early(opts, header.names)
-    used = {target, *features}
-    columns = [Column(name, j) for j, name in enumerate(header.names) if name in used]
+    # The target first: y and X are then compacted in place, y at the front (csv_prepare).
+    position = {name: j for j, name in enumerate(header.names)}
+    columns = [Column(name, position[name]) for name in [target, *features]]
     per_row = max(len(columns) - 1, 1)
     capacity = min(capacity, limits.max_cells // per_row + 1)
     table = Table(columns, header.width, capacity, limits.max_cells, delimiter, opts.decimal)
