@@ -163,10 +163,22 @@ def sniff(given: str | None, decimal: str, sample: str, words: Words) -> str:
     candidates = DELIMITERS.replace(",", "") if decimal == "," else DELIMITERS
     if "\n" in sample:
         sample = sample[: sample.rindex("\n")]  # whole lines only
+    lines = [line + "\n" for line in sample.split("\n") if line.strip()]
+    widest = max(candidates, key=lambda d: len(_header_fields(lines, d)))
     try:
-        return csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
+        sniffed = csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
+    except csv.Error:  # rows too irregular for the sniffer: the one that splits the header most
+        return widest
+    # A delimiter the header does not hold is the sniffer misled by the data's cells.
+    return sniffed if len(_header_fields(lines, sniffed)) > 1 else widest
+
+
+def _header_fields(lines: list[str], delimiter: str) -> list[str]:
+    """The first record's fields (it may span lines: a quoted newline in a name)."""
+    try:
+        return next(csv.reader(lines, delimiter=delimiter, quotechar=QUOTE), [])
     except csv.Error:
-        return candidates[0]  # one column, or nothing to tell them apart: the common case
+        return []
 
 
 @dataclass

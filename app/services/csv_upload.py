@@ -34,6 +34,7 @@ from .csv_table import Column, Table
 from .upload_words import Words
 
 GUESSES = ("cp1252", "latin-1")  # what a file that is not UTF-8 usually is
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" starts so
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,13 @@ def _parse(
     raw: BinaryIO, codec: str, opts: UploadOptions, limits: UploadLimits, words: Words
 ) -> ParsedCsv:
     capacity = count_lines(raw)
+    notes = []
+    if raw.read(2) in UTF16_BOMS and not codec.startswith(("utf-16", "utf-32")):
+        notes.append(
+            f"the file starts with UTF-16's byte-order mark: it was read as UTF-16, not {codec}"
+        )
+        codec = "utf-16"
+    raw.seek(0)
     sample, pieces = text_sample(text_pieces(raw, codec, words))
     if not sample.strip():
         raise InvalidInput("the file is empty", loc=("body", "file"))
@@ -85,7 +93,7 @@ def _parse(
     records = Records(blocks, delimiter, limits.max_line_chars, limits.max_columns)
     header = records.header
     target, features, explicit = select_columns(header.names, opts, words)
-    check_names_early(opts, header.names)
+    check_names_early(opts, header.names, words)
     # The target first: y and X are then compacted in place, y at the front (csv_prepare).
     position = {name: j for j, name in enumerate(header.names)}
     columns = [Column(name, position[name]) for name in [target, *features]]
@@ -113,12 +121,12 @@ def _parse(
         target=target,
         task=prepared.task,
         classes=prepared.classes,
-        groups=resolve_groups(opts.groups, prepared),
-        true_support=resolve_true_support(opts.true_support, prepared),
+        groups=resolve_groups(opts.groups, prepared, words),
+        true_support=resolve_true_support(opts.true_support, prepared, words),
         missing=prepared.missing,
         delimiter=delimiter,
         dropped_rows=prepared.dropped_rows,
-        meta=_meta(prepared, header.notes, opts),
+        meta=_meta(prepared, [*notes, *header.notes], opts),
     )
 
 
@@ -200,11 +208,12 @@ def select_columns(
     if not explicit:
         features = [name for name in header if name != target]
     else:
-        features = parse_names(opts.features or "", "features")
-        _check_known(features, header, "features")
+        features = parse_names(opts.features or "", "features", words)
+        _check_known(features, header, "features", words)
         if target in features:
             raise InvalidInput(
-                f"features include the target column {target!r}; a column cannot predict itself",
+                f"{words.field('features')} include the target column "
+                f"{target!r}; a column cannot predict itself",
                 loc=("body", "features"),
                 column=target,
             )
@@ -218,7 +227,7 @@ def select_columns(
     return target, features, explicit
 
 
-def check_names_early(opts: UploadOptions, header: list[str]) -> None:
+def check_names_early(opts: UploadOptions, header: list[str], words: Words) -> None:
     """Names in groups and true_support that no column of the file can match: a quick
     answer before the file is read (they are resolved against the features after)."""
     for field_name, text in (("groups", opts.groups), ("true_support", opts.true_support)):
@@ -227,18 +236,18 @@ def check_names_early(opts: UploadOptions, header: list[str]) -> None:
         if field_name == "groups":
             if not text.lstrip().startswith("{"):
                 continue
-            names = list(_json(text, "groups", dict))
+            names = list(_json(text, "groups", dict, words))
         else:
-            names = parse_names(text, "true_support")
+            names = parse_names(text, "true_support", words)
         for name in names:
             if name not in header and name.split("=", 1)[0] not in header:
-                _check_known([name], header, field_name)
+                _check_known([name], header, field_name, words)
 
 
 # --------------------------------------------------------------------------- groups, truth
 
 
-def resolve_groups(text: str | None, prepared: Prepared) -> list[str] | None:
+def resolve_groups(text: str | None, prepared: Prepared, words: Words) -> list[str] | None:
     """One group label per feature: the client's, else one group per one-hot encoded column
     (its indicators) and one per other column; None when neither says anything."""
     names, sources = prepared.feature_names, prepared.sources
@@ -246,13 +255,14 @@ def resolve_groups(text: str | None, prepared: Prepared) -> list[str] | None:
     if text is None or not text.strip():
         return auto
     if text.lstrip().startswith("{"):
-        mapping = _json(text, "groups", dict)
-        _check_known(list(mapping), [*names, *sorted(set(sources) - set(names))], "groups")
+        mapping = _json(text, "groups", dict, words)
+        columns = [*names, *sorted(set(sources) - set(names))]
+        _check_known(list(mapping), columns, "groups", words)
         return [
             str(mapping.get(name, mapping.get(source, source)))
             for name, source in zip(names, sources, strict=True)
         ]
-    labels = parse_labels(text)
+    labels = parse_labels(text, words)
     columns = list(dict.fromkeys(sources))
     if len(labels) == len(names):
         return labels
@@ -261,18 +271,19 @@ def resolve_groups(text: str | None, prepared: Prepared) -> list[str] | None:
         return [per_column[source] for source in sources]
     before = f" ({len(columns)} columns before one-hot encoding)" if prepared.one_hot else ""
     raise InvalidInput(
-        f"groups lists {len(labels)} labels but there are {len(names)} features{before}; give "
-        "one label per feature, in feature order, or a JSON object {column: group}",
+        f"{words.field('groups')} lists {len(labels)} labels but there "
+        f"are {len(names)} features{before}; give one label per feature, in feature order, or "
+        "a JSON object {column: group}",
         loc=("body", "groups"),
     )
 
 
-def resolve_true_support(text: str | None, prepared: Prepared) -> list[int] | None:
+def resolve_true_support(text: str | None, prepared: Prepared, words: Words) -> list[int] | None:
     if text is None or not text.strip():
         return None
     names, sources = prepared.feature_names, prepared.sources
-    wanted = parse_names(text, "true_support")
-    _check_known(wanted, [*names, *sorted(set(sources) - set(names))], "true_support")
+    wanted = parse_names(text, "true_support", words)
+    _check_known(wanted, [*names, *sorted(set(sources) - set(names))], "true_support", words)
     return sorted(
         j
         for j, (name, source) in enumerate(zip(names, sources, strict=True))
@@ -280,51 +291,49 @@ def resolve_true_support(text: str | None, prepared: Prepared) -> list[int] | No
     )
 
 
-def _json(text: str, field_name: str, kind: type) -> Any:
+def _json(text: str, field_name: str, kind: type, words: Words) -> Any:
+    said = f"{words.field(field_name)}"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{field_name} is not valid JSON: {exc}", loc=("body", field_name)
-        ) from None
+        raise InvalidInput(f"{said} is not valid JSON: {exc}", loc=("body", field_name)) from None
     if not isinstance(value, kind):
         raise InvalidInput(
-            f"{field_name} must be a JSON {'object' if kind is dict else 'list'}",
+            f"{said} must be a JSON {'object' if kind is dict else 'list'}",
             loc=("body", field_name),
         )
     return value
 
 
-def parse_names(text: str, field_name: str) -> list[str]:
+def parse_names(text: str, field_name: str, words: Words) -> list[str]:
     """A JSON list of strings, or comma-separated names."""
+    said = f"{words.field(field_name)}"
     if text.lstrip().startswith("["):
-        names = _json(text, field_name, list)
+        names = _json(text, field_name, list, words)
         if not all(isinstance(n, str) for n in names):
-            raise InvalidInput(
-                f"{field_name} must be a list of column names", loc=("body", field_name)
-            )
+            raise InvalidInput(f"{said} must be a list of column names", loc=("body", field_name))
     else:
         names = text.split(",")
     names = [n.strip() for n in names if n.strip()]
     repeated = [n for n, count in Counter(names).items() if count > 1]
     if repeated:
-        raise InvalidInput(f"{field_name} names {repeated[0]!r} twice", loc=("body", field_name))
+        raise InvalidInput(f"{said} names {repeated[0]!r} twice", loc=("body", field_name))
     return names
 
 
-def parse_labels(text: str) -> list[str]:
+def parse_labels(text: str, words: Words) -> list[str]:
     """Group labels may repeat, unlike column names."""
     if text.lstrip().startswith("["):
-        return [str(label) for label in _json(text, "groups", list)]
+        return [str(label) for label in _json(text, "groups", list, words)]
     return [label.strip() for label in text.split(",")]
 
 
-def _check_known(names: list[str], allowed: list[str], field_name: str) -> None:
+def _check_known(names: list[str], allowed: list[str], field_name: str, words: Words) -> None:
     unknown = [n for n in names if n not in allowed]
     if unknown:
         raise InvalidInput(
-            f"{field_name} names {unknown[0]!r}, which is not among the allowed columns "
-            f"{_listing(allowed)}",
+            f"{words.field(field_name)} names {unknown[0]!r}, which is "
+            f"not among the allowed columns {_listing(allowed)}",
             loc=("body", field_name),
             column=unknown[0],
         )
