@@ -11,15 +11,22 @@ is compacted in place inside the parse buffer, so memory stays one array.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InvalidInput, TooLarge
 from ..models import Task, UploadOptions
+from .csv_problems import (
+    missing_problems,
+    no_features,
+    positive_value,
+    target_problems,
+    text_problem,
+    too_many_values,
+)
 from .csv_stream import FILE
-from .csv_table import Column, Table
+from .csv_table import ROWS_PER_BLOCK, Column, Table, blocks, distinct_values
 from .upload_words import Words
 
 MIN_ID_ROWS = 10  # fewer rows tell nothing about a column being an identifier
@@ -30,8 +37,6 @@ ID_NAMES = re.compile(
     re.IGNORECASE,
 )
 CAMEL_ID = re.compile(r".*[a-z0-9](Id|ID)")  # patientId, PatientID (case matters: not 'valid')
-ROWS_PER_BLOCK = 8192
-SHOWN = 80  # characters of a cell value quoted in a message
 
 
 @dataclass
@@ -186,20 +191,14 @@ def id_reason(column: Column, values: np.ndarray) -> str | None:
     return None
 
 
-def _blocks(values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-    """Row blocks of a column: checks and transforms without temporaries of its length."""
-    for start in range(0, len(values), ROWS_PER_BLOCK):
-        yield start, values[start : start + ROWS_PER_BLOCK]
-
-
 def _integers(values: np.ndarray) -> bool:
-    return all(np.array_equal(block, np.round(block)) for _, block in _blocks(values))
+    return all(np.array_equal(block, np.round(block)) for _, block in blocks(values))
 
 
 def _monotone(values: np.ndarray, sign: int) -> bool:
     """Every value larger (sign 1) or smaller (-1) than the one before."""
     previous = None
-    for _, block in _blocks(values):
+    for _, block in blocks(values):
         steps = np.diff(block) * sign
         if (steps <= 0).any() or (previous is not None and (block[0] - previous) * sign <= 0):
             return False
@@ -210,251 +209,12 @@ def _monotone(values: np.ndarray, sign: int) -> bool:
 def _each_once(values: np.ndarray, low: float) -> bool:
     """Integers from ``low`` to ``low + n - 1``: whether each occurs once."""
     seen = np.zeros(len(values), dtype=bool)
-    for _, block in _blocks(values):
+    for _, block in blocks(values):
         index = (block - low).astype(np.intp)
         if seen[index].any() or len(np.unique(index)) < len(index):
             return False
         seen[index] = True
     return True
-
-
-def distinct_values(values: np.ndarray, most: int) -> np.ndarray:
-    """The sorted distinct finite values, or the first ``most + 1`` found when there are more."""
-    found = np.array([])
-    for _, block in _blocks(values):
-        block = block[np.isfinite(block)]
-        found = np.union1d(found, block)
-        if len(found) > most:
-            return found[: most + 1]
-    return found
-
-
-# --------------------------------------------------------------------------- problems
-
-
-def _shown(value: str) -> str:
-    return repr(value if len(value) <= SHOWN else value[:SHOWN] + "...")
-
-
-def _distinct(column: Column) -> str:
-    """'3 distinct values', 'over 10,000 distinct values'."""
-    n = len(column.labels)
-    if column.overflow:
-        return f"over {n:,} distinct values"
-    return f"{n:,} distinct value{'s' * (n != 1)}"
-
-
-def text_problem(column: Column, words: Words, max_categories: int) -> InvalidInput:
-    row, value = column.example  # type: ignore[misc]
-    name = column.name
-    if column.n_numbers > column.n_text:
-        what = (
-            f"column {name!r} holds numbers but {column.n_text} cell"
-            f"{'s' * (column.n_text > 1)} that {'are' if column.n_text > 1 else 'is'} not: "
-            f"row {row}: {_shown(value)} is not a number"
-        )
-    else:
-        what = f"column {name!r} holds text, e.g. {_shown(value)} in row {row}"
-    what += f" ({_distinct(column)}"
-    if column.overflow or len(column.labels) > max_categories:
-        what += f", too many to one-hot encode: at most {max_categories} (MAX_CATEGORIES)"
-    what += ")"
-    options: dict[str, list[str]] = {"text_columns": ["onehot", "drop"]}
-    if column.comma_numbers and column.comma_numbers == column.n_text:
-        fix = f"its values look like numbers with a decimal comma: {words.choose('decimal', ',')}"
-        options = {"decimal": [","]}
-    elif column.n_numbers > column.n_text:
-        fix = (
-            f"fix {'those cells' if column.n_text > 1 else 'that cell'}, "
-            f"{words.choose('text_columns', 'drop')}, or {words.leave_out(name)}"
-        )
-        options = {"text_columns": ["drop"]}
-    elif words.form:  # the control's help says what one-hot does
-        fix = words.choose("text_columns", "onehot", "drop")
-    else:
-        fix = (
-            f"{words.choose('text_columns', 'onehot', 'drop')} (one-hot makes an indicator "
-            f"column per value, {name}=value, selected as one group by group methods), "
-            f"or {words.leave_out(name)}"
-        )
-    return InvalidInput(
-        f"{words.lead('text_columns')}{what}; {fix}",
-        loc=FILE,
-        column=name,
-        row=row,
-        value=value,
-        distinct_values=len(column.labels),
-        options=options,
-    )
-
-
-def too_many_values(column: Column, words: Words, max_categories: int) -> InvalidInput:
-    name = column.name
-    return InvalidInput(
-        f"{words.lead('text_columns')}column {name!r} has {_distinct(column)}, "
-        f"too many to one-hot encode (at most {max_categories}, MAX_CATEGORIES); "
-        f"{words.choose('text_columns', 'drop')}, or {words.leave_out(name)}",
-        loc=("body", "text_columns"),
-        column=name,
-        distinct_values=len(column.labels),
-        options={"text_columns": ["drop"]},
-    )
-
-
-def no_features(features: list[str], excluded: dict[str, str], words: Words) -> InvalidInput:
-    if not features:
-        return InvalidInput(
-            "there are no feature columns: the file has only the target column",
-            loc=("body", "features"),
-        )
-    reasons = "; ".join(f"{name!r}: {why}" for name, why in list(excluded.items())[:10])
-    keep = (
-        f"; to use ID-like columns, {words.choose('id_columns', 'keep')}"
-        if "ID-like" in reasons
-        else ""
-    )
-    return InvalidInput(
-        f"{words.lead('features')}no feature column is left: {reasons}{keep}",
-        loc=("body", "features"),
-        excluded=excluded,
-        options={"id_columns": ["keep"]} if keep else {},
-    )
-
-
-def missing_problems(
-    columns: list[Column], opts: UploadOptions, words: Words
-) -> list[InvalidInput]:
-    bad = [c for c in columns if c.n_bad]
-    if opts.missing != "error" or not bad:
-        return []
-    parts = []
-    for c in bad[:8]:
-        kinds = [f"{c.n_missing} missing"] * bool(c.n_missing)
-        kinds += [f"{c.n_infinite} infinite"] * bool(c.n_infinite)
-        parts.append(f"column {c.name!r} has {' and '.join(kinds)} (first at row {c.first_bad})")
-    if len(bad) > 8:
-        parts.append(f"and {len(bad) - 8} more columns")
-    return [
-        InvalidInput(
-            f"{words.lead('missing') or 'missing or infinite values: '}{'; '.join(parts)}; "
-            f"{words.choose('missing', 'drop', 'impute')} (the column mean fills feature cells; "
-            "rows without a target value are dropped)",
-            loc=FILE,
-            counts={c.name: c.n_bad for c in bad},
-            options={"missing": ["drop", "impute"]},
-        )
-    ]
-
-
-def _classes(column: Column, values: np.ndarray) -> list[str]:
-    if column.text:
-        return sorted(column.labels)
-    return [f"{v:g}" for v in distinct_values(values, 100)]
-
-
-def target_problems(
-    column: Column, values: np.ndarray, opts: UploadOptions, words: Words
-) -> list[InvalidInput]:
-    name = column.name
-    target_loc = ("body", "target")
-    if column.text and column.overflow:
-        return [
-            InvalidInput(
-                f"{words.lead('target')}target column {name!r} holds text with "
-                f"{_distinct(column)}: it is no class label",
-                loc=target_loc,
-                column=name,
-            )
-        ]
-    if column.text and column.comma_numbers == column.n_text:
-        row, value = column.example  # type: ignore[misc]
-        return [
-            InvalidInput(
-                f"{words.lead('decimal')}target column {name!r} holds numbers with a decimal "
-                f"comma, e.g. {_shown(value)} in row {row}: {words.choose('decimal', ',')}",
-                loc=target_loc,
-                column=name,
-                row=row,
-                value=value,
-                options={"decimal": [","]},
-            )
-        ]
-    classes = _classes(column, values)
-    if opts.positive_class is not None:
-        if opts.task == Task.regression:
-            return [
-                InvalidInput(
-                    f"{words.lead('positive_class')}a positive class makes the task a "
-                    f"classification, but {words.field('task')} says regression",
-                    loc=("body", "positive_class"),
-                )
-            ]
-        positive = _positive(column, opts.positive_class)
-        if positive is None or not (column.text or (values == positive).any()):
-            return [_class_problem(name, classes, words, f"has no class {opts.positive_class!r}")]
-        return []
-    if column.text and opts.task == Task.regression:
-        row, value = column.example  # type: ignore[misc]
-        return [
-            InvalidInput(
-                f"{words.lead('target')}column {name!r}, row {row}: {_shown(value)} is not a "
-                "number, and a regression target must be numeric",
-                loc=target_loc,
-                column=name,
-                row=row,
-                value=value,
-            )
-        ]
-    if len(classes) == 1:
-        return [
-            InvalidInput(
-                f"{words.lead('target')}target column {name!r} holds the single value "
-                f"{classes[0]} in every row; a target must vary (binary classification needs "
-                "two classes)",
-                loc=target_loc,
-                column=name,
-            )
-        ]
-    many = len(classes) > 2 and (column.text or opts.task == Task.classification)
-    if many:
-        return [_class_problem(name, classes, words, f"has {_count(classes)} classes")]
-    return []
-
-
-def _count(classes: list[str]) -> str:
-    return "over 100" if len(classes) > 100 else str(len(classes))
-
-
-def _class_problem(name: str, classes: list[str], words: Words, what: str) -> InvalidInput:
-    shown = ", ".join(repr(c) for c in classes[:20]) + (", ..." if len(classes) > 20 else "")
-    how = (
-        "choose the class to predict under Positive class (it is then told from all the others)"
-        if words.form
-        else "send positive_class=<one of them> to predict that class against all the others"
-    )
-    return InvalidInput(
-        f"{words.lead('positive_class')}target column {name!r} {what} ({shown}); binary "
-        f"classification needs two: {how}",
-        loc=("body", "positive_class"),
-        column=name,
-        classes=classes[:100],
-        options={"positive_class": classes[:100]},
-    )
-
-
-def _positive(column: Column, given: str) -> float | None:
-    """The code or value of the positive class in the target column."""
-    given = given.strip()
-    if column.text:
-        code = column.labels.get(given)
-        return None if code is None else float(code)
-    try:
-        return float(given)
-    except ValueError:
-        return None
-
-
-# --------------------------------------------------------------------------- building X and y
 
 
 def target_values(
@@ -464,8 +224,8 @@ def target_values(
     classification."""
     name = column.name
     if opts.positive_class is not None:
-        positive = _positive(column, opts.positive_class)
-        for _, block in _blocks(values):
+        positive = positive_value(column, opts.positive_class)
+        for _, block in blocks(values):
             block[:] = block == positive
         label = opts.positive_class.strip()
         if values.min() == values.max():
@@ -480,7 +240,7 @@ def target_values(
         labels = sorted(column.labels)
         order = np.empty(len(labels))
         order[[column.labels[label] for label in labels]] = np.arange(len(labels))
-        for _, block in _blocks(values):
+        for _, block in blocks(values):
             block[:] = order[block.astype(np.intp)]
         present = distinct_values(values, 2)
         if len(present) < 2:
@@ -492,7 +252,7 @@ def target_values(
     task = opts.task or (Task.classification if len(found) == 2 else Task.regression)
     if task == Task.regression:
         return task, values, None
-    for _, block in _blocks(values):
+    for _, block in blocks(values):
         block[:] = block == found[1]
     return task, values, [f"{v:g}" for v in found]
 
@@ -558,7 +318,7 @@ def _one_hot(
         labels = table.columns[source].labels
         for label in one_hot[name]:
             code = labels[label]
-            for start, block in _blocks(cells):
+            for start, block in blocks(cells):
                 out = X[start : start + len(block), j]
                 out[:] = block == code
                 out[np.isnan(block)] = np.nan
@@ -600,14 +360,14 @@ def _impute(X: np.ndarray, names: list[str]) -> dict[str, int]:
     for j, name in enumerate(names):
         column = X[:, j]
         total, count, bad = 0.0, 0, 0
-        for _, block in _blocks(column):
+        for _, block in blocks(column):
             finite = np.isfinite(block)
             total += float(block[finite].sum())
             count += int(finite.sum())
             bad += len(block) - int(finite.sum())
         if bad:
             mean = total / count if count else 0.0
-            for _, block in _blocks(column):
+            for _, block in blocks(column):
                 block[~np.isfinite(block)] = mean
             imputed[name] = bad
     return imputed

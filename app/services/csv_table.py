@@ -10,6 +10,7 @@ pass, each with the first such cell, and memory stays one float64 per used cell 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidInput, TooLarge
-from .csv_stream import FILE, QUOTE, Block
+from .csv_records import Block
+from .csv_stream import FILE, QUOTE
 
 NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none"})  # compared lower-cased
 NA_SPELLINGS = sorted({v for t in NA_TOKENS for v in (t, t.upper(), t.title(), t.capitalize())})
@@ -25,6 +27,7 @@ BOOLEANS = {"true": 1.0, "false": 0.0}  # as pandas' C parser reads them in a fl
 LABELS_PER_COLUMN = 10_000  # distinct text values remembered per column
 LABELS_IN_ALL = 200_000  # ... and in all columns together
 DECIMAL_COMMA = r"[+-]?\d*,\d+"
+ROWS_PER_BLOCK = 8192  # rows a column check or transform handles at a time
 
 
 @dataclass
@@ -227,3 +230,20 @@ def column_sum(mask: np.ndarray) -> int:
 def _label(value: float) -> str:
     """A number met in a text column, as a category label (1.0 reads '1')."""
     return f"{value:.15g}"
+
+
+def blocks(values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """Row blocks of a column: checks and transforms without temporaries of its length."""
+    for start in range(0, len(values), ROWS_PER_BLOCK):
+        yield start, values[start : start + ROWS_PER_BLOCK]
+
+
+def distinct_values(values: np.ndarray, most: int) -> np.ndarray:
+    """The sorted distinct finite values, or the first ``most + 1`` found when there are more."""
+    found = np.array([])
+    for _, block in blocks(values):
+        block = block[np.isfinite(block)]
+        found = np.union1d(found, block)
+        if len(found) > most:
+            return found[: most + 1]
+    return found

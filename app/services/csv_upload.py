@@ -1,9 +1,10 @@
 """Parse an uploaded CSV into X, y and metadata, or say precisely what is wrong with it.
 
-The file is streamed (``csv_stream``: text, header, records with their field counts checked),
-its used columns filled into one preallocated array (``csv_table``: numbers, or codes of text
-values), then prepared as the options ask (``csv_prepare``: ID-like columns, text columns,
-missing values, the target). Peak memory is about one float64 per used cell, plus a block.
+The file is streamed (``csv_stream``: text and lines; ``csv_records``: header and records,
+their field counts checked), its used columns filled into one preallocated array
+(``csv_table``: numbers, or codes of text values), then prepared as the options ask
+(``csv_prepare``: ID-like columns, text columns, missing values, the target; ``csv_problems``
+words what an option can fix). Peak memory is about one float64 per used cell, plus a block.
 Every problem an option can fix is reported in one answer; a file that is not text in the
 declared encoding is read again as Windows or Latin-1 text to say what else needs fixing.
 """
@@ -20,9 +21,9 @@ import numpy as np
 from ..errors import InvalidInput, TooLarge
 from ..models import Task, UploadOptions
 from .csv_prepare import Limits, Prepared, prepare
+from .csv_records import Records
 from .csv_stream import (
     DecodeProblem,
-    Records,
     count_lines,
     line_blocks,
     sniff,
