@@ -367,3 +367,26 @@ def test_generate_then_compare_forms(server: str, page: Any) -> None:
     page.wait_for_selector("#chart-objective-k .main-svg", timeout=30_000)
     assert page.locator("table.sets").count() == 1
     page.screenshot(path=str(SHOTS / "browser-comparison.png"), full_page=True)
+
+
+def test_dataset_page_shows_what_the_upload_prepared(server: str, page: Any) -> None:
+    """airquality with imputed cells and its row names left out; biopsy with its ID columns
+    kept: the data set page says so in the column info, the preview and the summary."""
+    files = {"file": ("airquality.csv", (FIXTURES / "airquality.csv").read_bytes())}
+    air = api(
+        server, "POST", "/api/datasets", files=files, data={"target": "Ozone", "missing": "impute"}
+    )
+    page.goto(f"{server}/datasets/{air['id']}")
+    preparation = page.inner_text("#preparation")
+    assert "rownames" in preparation and "an integer that grows row by row" in preparation
+    assert "Solar.R 5" in preparation
+    assert "Imputed" in page.inner_text("#summary thead")
+    page.screenshot(path=str(SHOTS / "browser-airquality-prepared.png"), full_page=True)
+
+    files = {"file": ("biopsy.csv", (FIXTURES / "biopsy.csv").read_bytes())}
+    form = {"target": "class", "missing": "drop", "id_columns": "keep"}
+    biopsy = api(server, "POST", "/api/datasets", files=files, data=form)
+    page.goto(f"{server}/datasets/{biopsy['id']}")
+    assert page.locator("#preview th .badge.id-like").count() == 2
+    assert page.locator("#summary .badge.id-like").count() == 2
+    page.screenshot(path=str(SHOTS / "browser-biopsy-id-kept.png"), full_page=True)
