@@ -17,6 +17,7 @@ from .limits import BodyLimit
 from .routers.api import api_router, health_router
 from .routers.pages import asset_dir
 from .routers.pages import router as pages_router
+from .services.datasets import UploadGate
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.upload_gate = UploadGate(settings.max_parallel_uploads, settings.upload_wait_seconds)
     install_handlers(app)
     app.add_middleware(
         BodyLimit,

@@ -24,7 +24,7 @@ from sqlmodel import Session
 import engine
 from engine.trace import SUPPORT_CHANGING, Event
 
-from .. import storage
+from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import split_rows, summarise
 from . import lease
@@ -90,7 +90,7 @@ class ProgressMeter:
             run.algorithm,
             run.objective,
             k=run.k,
-            params=run.params,
+            params=run_options.engine_params(run.params),
             n_features=job.dataset.n_features,
         )
         return cls(config)
@@ -219,7 +219,8 @@ def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
         recorder=writer,
         random_state=run.seed,
         record_candidates=run.record_candidates,
-        **run.params,
+        standardize=run_options.standardize(run.params),
+        **run_options.engine_params(run.params),
     )
     summary = summarise(
         result,

@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any
 
+from .. import run_options
 from ..errors import Conflict
 from ..models import Dataset, Run, RunResult
 
@@ -35,7 +36,8 @@ def as_json(run: Run, dataset: Dataset) -> dict[str, Any]:
         "algorithm": run.algorithm,
         "objective": run.objective,
         "k": run.k,
-        "params": run.params,
+        "params": run_options.engine_params(run.params),
+        "standardize": run_options.standardize(run.params),
         "intercept": result.intercept,
         "features": [f.model_dump() for f in result.support],
     }

@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 import engine
 from engine.trace import Event, answer_step, best_along_path, supports_in_order
 
-from .. import storage
+from .. import run_options, storage
 from ..errors import NotFound
 from ..models import ACTIVE, Comparison, Dataset, Run, RunResult, RunStatus, Task
 from . import catalog, charts, evaluation, lessons, teach
@@ -157,6 +157,8 @@ def run_page(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]:
     context: dict[str, Any] = {
         "run": run,
         "ds": dataset,
+        "params": run_options.engine_params(run.params),
+        "standardize": run_options.standardize(run.params),
         "spec": spec.to_dict() if spec else None,
         "result": result,
         "events_count": len(events),
