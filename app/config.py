@@ -38,6 +38,24 @@ class Settings(BaseSettings):
     max_upload_mb: float = Field(50.0, gt=0)
     max_columns: int = Field(2000, ge=2)
     max_json_kb: int = Field(1024, ge=1, description="Largest JSON request body.")
+    max_line_kb: int = Field(
+        1024, ge=1, description="Longest line of an uploaded CSV; a longer one is refused at once."
+    )
+    max_cells: int = Field(
+        20_000_000,
+        ge=1,
+        description="Largest data set, in rows x feature columns (uploads after one-hot "
+        "encoding, and the generators).",
+    )
+    max_categories: int = Field(
+        100, ge=2, description="Most distinct values a text column may have to be one-hot encoded."
+    )
+    max_parallel_uploads: int = Field(
+        2, ge=1, description="CSV uploads parsed at once; the others wait (upload_wait_seconds)."
+    )
+    upload_wait_seconds: float = Field(
+        5.0, ge=0, description="How long an upload waits for a parse slot before a 503."
+    )
 
     # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
     job_backend: Literal["inprocess"] = "inprocess"

@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from .config import Settings
 from .jobs.backend import JobBackend
+from .services.datasets import UploadGate
 
 
 def get_settings(request: Request) -> Settings:
@@ -28,9 +29,14 @@ def get_backend(request: Request) -> JobBackend:
     return request.app.state.backend
 
 
+def get_upload_gate(request: Request) -> UploadGate:
+    return request.app.state.upload_gate
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 BackendDep = Annotated[JobBackend, Depends(get_backend)]
+UploadGateDep = Annotated[UploadGate, Depends(get_upload_gate)]
 
 _bearer = HTTPBearer(auto_error=False, description="The server's API_KEY, when it has one.")
 

@@ -2,7 +2,7 @@
 
 Services raise these; one handler turns them into responses. Invalid input uses FastAPI's
 validation-error shape (``{"detail": [{"loc", "msg", "type", "ctx"}]}``) so every 422 reads
-alike; the other statuses carry ``{"detail": "<message>"}``.
+alike; the other statuses (503 with a Retry-After header) carry ``{"detail": "<message>"}``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 
 class AppError(Exception):
     status_code = 400
+    headers: dict[str, str] | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -37,27 +38,54 @@ class TooLarge(AppError):
     status_code = 413
 
 
+class Busy(AppError):
+    """Every slot for this kind of work is taken: try again after ``retry_after`` seconds."""
+
+    status_code = 503
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 class InvalidInput(AppError):
     """A request that parsed but cannot be used; ``loc`` points at the field, ``ctx`` adds the
-    column, row or parameter at fault."""
+    column, row or parameter at fault. ``also`` holds further problems found in the same
+    request, reported together (each its own entry of ``detail``)."""
 
     status_code = 422
 
-    def __init__(self, message: str, loc: Sequence[str | int] = ("body",), **ctx: Any) -> None:
+    def __init__(
+        self,
+        message: str,
+        loc: Sequence[str | int] = ("body",),
+        also: Sequence[InvalidInput] = (),
+        **ctx: Any,
+    ) -> None:
         super().__init__(message)
         self.loc = list(loc)
         self.ctx = ctx
+        self.also = list(also)
 
-    def body(self) -> dict[str, Any]:
+    @classmethod
+    def all_of(cls, problems: Sequence[InvalidInput]) -> InvalidInput:
+        """One error reporting every problem, the first one's message as its own."""
+        first, *rest = problems
+        return cls(first.message, first.loc, also=[*first.also, *rest], **first.ctx)
+
+    def entry(self) -> dict[str, Any]:
         error = {"type": "value_error", "loc": self.loc, "msg": self.message}
         if self.ctx:
             error["ctx"] = self.ctx
-        return {"detail": [error]}
+        return error
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": [self.entry(), *(p.entry() for p in self.also)]}
 
 
 async def _handle(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    return JSONResponse(exc.body(), status_code=exc.status_code)
+    return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
 
 def install_handlers(app: FastAPI) -> None:

@@ -18,6 +18,7 @@ from .limits import BodyLimit
 from .routers.api import api_router, health_router
 from .routers.pages import router as pages_router
 from .routers.rendering import static_files, unknown_url
+from .services.datasets import UploadGate
 from .services.samples import seed_samples
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.upload_gate = UploadGate(settings.max_parallel_uploads, settings.upload_wait_seconds)
     install_handlers(app)
     app.add_exception_handler(StarletteHTTPException, unknown_url)
     # Chart JSON, traces and plotly.js shrink 5-10 times; small answers are sent as they are.

@@ -10,11 +10,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
 from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
+
+from . import run_options
 
 
 def utcnow() -> datetime:
@@ -76,28 +78,58 @@ class UploadOptions(SQLModel):
     features: str | None = Field(
         None,
         description="Feature columns: comma-separated names or a JSON list; default all "
-        "columns but the target.",
+        "columns but the target (and but ID-like columns, see id_columns).",
     )
     delimiter: str | None = Field(
         None, description="One character, or 'tab'; detected from the file when omitted."
     )
-    encoding: str = Field("utf-8", description="Text encoding of the file.")
+    decimal: Literal[".", ","] = Field(
+        ".", description="Decimal mark of the numbers: '.' (1.5) or ',' (1,5)."
+    )
+    encoding: str = Field("utf-8", description="Text encoding of the file (a text codec).")
     task: Task | None = Field(None, description="Inferred from the target when omitted.")
+    positive_class: str | None = Field(
+        None,
+        max_length=200,
+        description="Makes a classification target binary: this class (y = 1) against all "
+        "the others (y = 0). Needed when the target has more than two classes.",
+    )
+    text_columns: Literal["error", "drop", "onehot"] = Field(
+        "error",
+        description="Feature columns holding text: refuse the file naming them all (error), "
+        "leave them out (drop), or encode each as indicator columns named column=value that "
+        "form one feature group (onehot).",
+    )
+    missing: Literal["error", "drop", "impute"] = Field(
+        "error",
+        description="Missing or infinite cells: refuse the file with counts per column "
+        "(error), drop those rows (drop), or fill feature cells with the column mean "
+        "(impute; rows missing the target are dropped).",
+    )
+    id_columns: Literal["drop", "keep"] = Field(
+        "drop",
+        description="ID-like columns (a unique integer or text per row, a row counter, or a "
+        "name such as id): left out of the features (drop) or kept (keep). Columns named in "
+        "'features' are always kept.",
+    )
     groups: str | None = Field(
         None,
         description="Feature groups: a JSON object {column: group} (unmapped columns form "
-        "groups of their own) or one label per feature (comma-separated or a JSON list).",
+        "groups of their own; a one-hot encoded column names all its indicators) or one label "
+        "per feature (comma-separated or a JSON list).",
     )
     true_support: str | None = Field(
         None,
         description="Columns known to matter (comma-separated or a JSON list), for "
         "support-recovery metrics.",
     )
-    missing: Literal["reject", "drop"] = Field(
-        "reject", description="What to do with rows holding missing or infinite values."
-    )
     name: str | None = Field(None, max_length=200)
     description: str = Field("", max_length=2000)
+
+    @field_validator("missing", mode="before")
+    @classmethod
+    def _old_spelling(cls, value: Any) -> Any:
+        return "error" if value == "reject" else value  # the name before 'error'
 
 
 class DatasetGenerate(SQLModel):
@@ -114,6 +146,11 @@ class ColumnSummary(SQLModel):
     role: Literal["feature", "target"]
     type: Literal["numeric", "categorical"]
     missing: int
+    imputed: int = Field(0, description="Missing cells filled with the column mean.")
+    id_like: bool = Field(False, description="Looks like a row identifier (kept on request).")
+    source: str | None = Field(
+        None, description="The text column a one-hot indicator column was made from."
+    )
     mean: float | None = None
     std: float | None = None
     min: float | None = None
@@ -177,6 +214,12 @@ class DatasetPreview(SQLModel):
     total: int
     columns: list[str]
     rows: list[list[float | str]]
+    id_like: list[str] = Field(
+        default_factory=list, description="Columns shown that look like row identifiers."
+    )
+    excluded: dict[str, str] = Field(
+        default_factory=dict, description="Columns of the file left out, with the reason."
+    )
 
 
 # --------------------------------------------------------------------------- runs
@@ -195,6 +238,11 @@ class RunConfig(SQLModel):
     )
     record_candidates: bool = Field(
         False, description="Keep the candidate scores behind each decision (teaching mode)."
+    )
+    standardize: bool = Field(
+        True,
+        description="Select on columns scaled to unit variance, so that the columns' units do "
+        "not decide; coefficients are reported on the original scale.",
     )
 
 
@@ -301,6 +349,7 @@ class RunPublic(SQLModel):
     k: int | None
     params: dict[str, Any]
     record_candidates: bool
+    standardize: bool
     test_fraction: float | None
     seed: int
     status: RunStatus
@@ -324,6 +373,8 @@ class RunPublic(SQLModel):
         return cls.model_validate(
             {
                 **run.model_dump(exclude={"claim_token"}),
+                "params": run_options.engine_params(run.params),
+                "standardize": run_options.standardize(run.params),
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",

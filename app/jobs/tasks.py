@@ -24,7 +24,7 @@ from sqlmodel import Session
 import engine
 from engine.trace import SUPPORT_CHANGING, Event
 
-from .. import storage
+from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import select_run, split_rows, summarise
 from . import lease
@@ -99,7 +99,7 @@ class ProgressMeter:
             run.algorithm,
             run.objective,
             k=run.k,
-            params=run.params,
+            params=run_options.engine_params(run.params),
             n_features=job.dataset.n_features,
         )
         return cls(config)

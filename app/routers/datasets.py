@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Form, Query, Response, UploadFile
+from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
-from ..deps import SessionDep, SettingsDep
+from ..deps import SessionDep, SettingsDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
     DatasetPreview,
@@ -17,6 +17,7 @@ from ..models import (
     UploadOptions,
 )
 from ..services import datasets
+from ..services.upload_words import Words
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
@@ -37,17 +38,32 @@ def list_datasets(session: SessionDep, offset: Offset = 0, limit: Limit = 100):
     "",
     status_code=201,
     response_model=DatasetPublic,
-    responses={413: {"model": Message, "description": "Too many bytes or columns."}},
+    responses={
+        413: {
+            "model": Message,
+            "description": "Too many bytes, columns, cells or a too long line.",
+        },
+        503: {
+            "model": Message,
+            "description": "MAX_PARALLEL_UPLOADS are being read; see Retry-After.",
+        },
+    },
 )
 def upload_dataset(
     session: SessionDep,
     settings: SettingsDep,
+    gate: UploadGateDep,
     form: Annotated[UploadForm, Form(media_type="multipart/form-data")],
     response: Response,
+    wording: Annotated[Literal["api", "form"], Header(alias="X-Wording")] = "api",
 ):
-    """Upload a CSV file (field ``file``) with the form fields described below."""
+    """Upload a CSV file (field ``file``) with the form fields described below. Every problem
+    the options can fix is reported at once (one ``detail`` entry each); with ``X-Wording:
+    form`` the messages name the upload form's controls instead of the fields."""
+    words = Words(form=wording == "form")
+    file = form.file
     dataset = datasets.create_from_upload(
-        session, settings, form.file.file, form.file.filename, form
+        session, settings, file.file, file.filename, form, gate, words
     )
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
     return datasets.describe(settings.data_dir, dataset)
@@ -57,13 +73,13 @@ def upload_dataset(
     "/generate",
     status_code=201,
     response_model=DatasetPublic,
-    responses={413: {"model": Message, "description": "The problem would be too large."}},
+    responses={422: {"description": "Invalid parameters, or more cells than MAX_CELLS."}},
 )
 def generate_dataset(
     session: SessionDep, settings: SettingsDep, body: DatasetGenerate, response: Response
 ):
     """Generate a data set with one of the engine's generators (see GET /api/generators)."""
-    dataset = datasets.create_generated(session, settings.data_dir, body)
+    dataset = datasets.create_generated(session, settings.data_dir, body, settings.max_cells)
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
     return datasets.describe(settings.data_dir, dataset)
 

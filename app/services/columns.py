@@ -24,7 +24,8 @@ def column_stats(X: Any, y: np.ndarray, task: str, missing: list[int]) -> dict[s
         std = np.sqrt(np.maximum(square - mean**2, 0.0))
         low, high = X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
     else:
-        mean, std, low, high = X.mean(axis=0), X.std(axis=0), X.min(axis=0), X.max(axis=0)
+        mean, low, high = X.mean(axis=0), X.min(axis=0), X.max(axis=0)
+        std = _std(X, mean)
     numeric = task == Task.regression
     target = [f(y) if numeric else np.nan for f in (np.mean, np.std, np.min, np.max)]
     stats = {
@@ -35,9 +36,35 @@ def column_stats(X: Any, y: np.ndarray, task: str, missing: list[int]) -> dict[s
     return stats
 
 
+def _std(X: np.ndarray, mean: np.ndarray, rows: int = 4096) -> np.ndarray:
+    """Column standard deviations a block of rows at a time (``X.std`` would make a centred
+    copy of all of X)."""
+    total = np.zeros(X.shape[1])
+    for start in range(0, X.shape[0], rows):
+        block = X[start : start + rows] - mean
+        total += np.einsum("ij,ij->j", block, block)
+    return np.sqrt(total / max(X.shape[0], 1))
+
+
 def summaries(dataset: Dataset, stats: dict[str, np.ndarray]) -> list[ColumnSummary]:
+    """Each feature, then the target; with what the upload did to it (imputed cells, the
+    text column of a one-hot indicator, an ID-like column kept)."""
+    meta = dataset.meta or {}
+    imputed = meta.get("imputed", {})
+    id_like = meta.get("id_like", {})
+    sources = {
+        f"{column}={value}": column
+        for column, values in meta.get("one_hot", {}).items()
+        for value in values
+    }
     features = [
-        _summary(name, "feature", "numeric", stats, j)
+        _summary(name, "feature", "numeric", stats, j).model_copy(
+            update={
+                "imputed": imputed.get(name, 0),
+                "id_like": name in id_like,
+                "source": sources.get(name),
+            }
+        )
         for j, name in enumerate(dataset.feature_names)
     ]
     target_type = "numeric" if dataset.task == Task.regression else "categorical"

@@ -1,34 +1,49 @@
 """Parse an uploaded CSV into X, y and metadata, or say precisely what is wrong with it.
 
-Columns are read with explicit dtypes: features as float64, the target as text (it may hold
-class labels). When a cell will not convert, the file is read again as text and converted
-column by column here, so the error names the column, the data row (1 = the first row after
-the header) and the value.
+The file is streamed (``csv_stream``: text and lines; ``csv_records``: header and records,
+their field counts checked), its used columns filled into one preallocated array
+(``csv_table``: numbers, or codes of text values), then prepared as the options ask
+(``csv_prepare``: ID-like columns, text columns, missing values, the target; ``csv_problems``
+words what an option can fix). Peak memory is about one float64 per used cell, plus a block.
+Every problem an option can fix is reported in one answer; a file that is not text in the
+declared encoding is read again as Windows or Latin-1 text to say what else needs fixing.
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
 import json
-import re
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InvalidInput, TooLarge
 from ..models import Task, UploadOptions
+from .csv_prepare import Limits, Prepared, prepare
+from .csv_records import Records
+from .csv_stream import (
+    DecodeProblem,
+    count_lines,
+    line_blocks,
+    sniff,
+    text_codec,
+    text_pieces,
+    text_sample,
+)
+from .csv_table import Column, Table
+from .upload_words import Words
 
-NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none"})  # compared lower-cased
-NA_SPELLINGS = sorted({v for t in NA_TOKENS for v in (t, t.upper(), t.title(), t.capitalize())})
-SNIFF_CHARS = 64 * 1024
-DELIMITERS = ",;\t|"
-FILE = ("body", "file")
+GUESSES = ("cp1252", "latin-1")  # what a file that is not UTF-8 usually is
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # Excel's "Unicode text" starts so
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    max_columns: int
+    max_line_chars: int
+    max_cells: int
+    max_categories: int
 
 
 @dataclass
@@ -41,400 +56,286 @@ class ParsedCsv:
     classes: list[str] | None  # labels of y == 0 and y == 1
     groups: list[str] | None
     true_support: list[int] | None
-    missing: dict[str, int]  # missing or infinite cells per used column, before any drop
+    missing: list[int]  # missing or infinite cells in the file, per feature then the target
     delimiter: str
     dropped_rows: int
+    meta: dict[str, Any] = field(default_factory=dict)  # how the file was prepared
 
 
-def parse_csv(raw: bytes, opts: UploadOptions, max_columns: int) -> ParsedCsv:
-    text, encoding = decode(raw, opts.encoding)
-    delimiter = choose_delimiter(opts.delimiter, text)
-    header = read_header(text, delimiter, max_columns)
-    target, features = select_columns(header, opts)
-    groups = parse_groups(opts.groups, features)  # cheap checks before the costly parse
-    true_support = parse_true_support(opts.true_support, features)
-    X, target_cells = read_table(Source(raw, encoding, delimiter, header), features, target)
-    y, classes = target_column(target_cells, target, opts.task)
-    X, y, missing, dropped = handle_missing(X, y, [*features, target], opts.missing)
-    task, y, classes = infer_task(y, classes, target, opts.task)
+def parse_csv(
+    raw: BinaryIO, opts: UploadOptions, limits: UploadLimits, words: Words | None = None
+) -> ParsedCsv:
+    words = words or Words()
+    codec = text_codec(opts.encoding, words)
+    try:
+        return _parse(raw, codec, opts, limits, words)
+    except DecodeProblem as exc:
+        # A fresh exception: the caught one's traceback holds the parse buffers.
+        problem = DecodeProblem(exc.offset, exc.line, exc.byte)
+    raise _diagnose(raw, problem, opts, limits, words)
+
+
+def _parse(
+    raw: BinaryIO, codec: str, opts: UploadOptions, limits: UploadLimits, words: Words
+) -> ParsedCsv:
+    capacity = count_lines(raw)
+    notes = []
+    if raw.read(2) in UTF16_BOMS and not codec.startswith(("utf-16", "utf-32")):
+        notes.append(
+            f"the file starts with UTF-16's byte-order mark: it was read as UTF-16, not {codec}"
+        )
+        codec = "utf-16"
+    raw.seek(0)
+    sample, pieces = text_sample(text_pieces(raw, codec, words))
+    if not sample.strip():
+        raise InvalidInput("the file is empty", loc=("body", "file"))
+    delimiter = sniff(opts.delimiter, opts.decimal, sample, words)
+    blocks = line_blocks(pieces, limits.max_line_chars)
+    records = Records(blocks, delimiter, limits.max_line_chars, limits.max_columns)
+    header = records.header
+    target, features, explicit = select_columns(header.names, opts, words)
+    check_names_early(opts, header.names, words)
+    # The target first: y and X are then compacted in place, y at the front (csv_prepare).
+    position = {name: j for j, name in enumerate(header.names)}
+    columns = [Column(name, position[name]) for name in [target, *features]]
+    per_row = max(len(columns) - 1, 1)
+    capacity = min(capacity, limits.max_cells // per_row + 1)
+    table = Table(columns, header.width, capacity, limits.max_cells, delimiter, opts.decimal)
+    for block in records:
+        table.add(block)
+    if records.ragged.count:
+        raise records.ragged.error()
+    prepared = prepare(
+        table,
+        target,
+        features,
+        explicit,
+        opts,
+        words,
+        Limits(limits.max_cells, limits.max_categories),
+    )
+    del table  # X may live in its buffer; nothing else of it is needed
     return ParsedCsv(
-        X=X,
-        y=y,
-        feature_names=features,
+        X=prepared.X,
+        y=prepared.y,
+        feature_names=prepared.feature_names,
         target=target,
-        task=task,
-        classes=classes,
-        groups=groups,
-        true_support=true_support,
-        missing=missing,
+        task=prepared.task,
+        classes=prepared.classes,
+        groups=resolve_groups(opts.groups, prepared, words),
+        true_support=resolve_true_support(opts.true_support, prepared, words),
+        missing=prepared.missing,
         delimiter=delimiter,
-        dropped_rows=dropped,
+        dropped_rows=prepared.dropped_rows,
+        meta=_meta(prepared, [*notes, *header.notes], opts),
     )
 
 
-# --------------------------------------------------------------------------- text and header
+def _meta(prepared: Prepared, notes: list[str], opts: UploadOptions) -> dict[str, Any]:
+    return {
+        "decimal": opts.decimal,
+        "text_columns": opts.text_columns,
+        "missing": opts.missing,
+        "positive_class": opts.positive_class,
+        "id_like": prepared.id_like,
+        "excluded": prepared.excluded,
+        "one_hot": prepared.one_hot,
+        "imputed": prepared.imputed,
+        "notes": [*notes, *prepared.notes],
+    }
 
 
-def decode(raw: bytes, encoding: str) -> tuple[str, str]:
-    """The text, and the codec's canonical name; or where the bytes stop being text."""
-    try:
-        codec = codecs.lookup(encoding)
-    except LookupError:
-        raise InvalidInput(
-            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, latin-1 "
-            "or cp1252",
-            loc=("body", "encoding"),
-        ) from None
-    try:
-        text = raw.decode(codec.name)
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InvalidInput(
-            f"the file is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset "
-            f"{exc.start} (line {line}) cannot be decoded; save it as {encoding} or send the "
-            "encoding it uses in the field 'encoding'",
-            loc=FILE,
-            line=line,
-            offset=exc.start,
-        ) from None
-    nul = text.find("\x00")
-    if nul >= 0:
-        raise InvalidInput(
-            f"the file holds a NUL character at offset {nul}: it is binary, not CSV text",
-            loc=FILE,
-            offset=nul,
+def _diagnose(
+    raw: BinaryIO,
+    problem: DecodeProblem,
+    opts: UploadOptions,
+    limits: UploadLimits,
+    words: Words,
+) -> InvalidInput:
+    """The encoding error, and what a second read in a likely encoding finds wrong too."""
+    byte = f"byte 0x{problem.byte:02x}" if problem.byte is not None else "a byte sequence"
+    message = (
+        f"{words.lead('encoding')}the file is not {opts.encoding} text: {byte} at offset "
+        f"{problem.offset} (line {problem.line}) cannot be decoded"
+    )
+    others: list[InvalidInput] = []
+    options: dict[str, list[str]] = {}
+    for guess in GUESSES:
+        if text_codec(guess, words) == text_codec(opts.encoding, words):
+            continue
+        raw.seek(0)
+        try:
+            _parse(raw, text_codec(guess, words), opts, limits, words)
+        except DecodeProblem:
+            continue
+        except InvalidInput as exc:
+            others = [exc]
+        except TooLarge:
+            pass
+        message += (
+            f"; it reads as {guess} text: {words.choose('encoding', guess)} if that is what "
+            "it is (or save it as UTF-8)"
         )
-    text = text.removeprefix("\ufeff")  # a BOM is not part of a column name
-    if not text or text.isspace():
-        raise InvalidInput("the file is empty", loc=FILE)
-    return text, codec.name
+        options = {"encoding": [guess]}
+        break
+    else:
+        message += f"; save it as UTF-8, or {words.choose('encoding', 'utf-16')} if it is that"
+    first = InvalidInput(
+        message,
+        loc=("body", "encoding"),
+        line=problem.line,
+        offset=problem.offset,
+        options=options,
+    )
+    return InvalidInput.all_of([first, *others])
 
 
-def choose_delimiter(given: str | None, text: str) -> str:
-    if given is not None:
-        delimiter = "\t" if given in ("tab", "\\t") else given
-        if len(delimiter) != 1 or delimiter in '"\r\n':
-            raise InvalidInput(
-                f"delimiter must be one character other than a quote or a newline (or 'tab'), "
-                f"got {given!r}",
-                loc=("body", "delimiter"),
-            )
-        return delimiter
-    sample = text[:SNIFF_CHARS]
-    if len(text) > SNIFF_CHARS and "\n" in sample:
-        sample = sample[: sample.rindex("\n")]  # whole lines only
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=DELIMITERS).delimiter
-    except csv.Error:
-        return ","  # one column, or nothing to tell them apart: the common case
+# --------------------------------------------------------------------------- columns
 
 
-def read_header(text: str, delimiter: str, max_columns: int) -> list[str]:
-    rows = csv.reader(_lines(text), delimiter=delimiter)
-    header = next(row for row in rows if row)  # decode() made sure there is a non-blank line
-    if len(header) > max_columns:
-        raise TooLarge(
-            f"the file has {len(header)} columns; at most {max_columns} are allowed (MAX_COLUMNS)"
-        )
-    names = [name.strip() for name in header]
-    for position, name in enumerate(names, start=1):
-        if not name:
-            raise InvalidInput(
-                f"column {position} has a blank header; every column needs a name",
-                loc=FILE,
-                column_position=position,
-            )
-    duplicated = [name for name, n in Counter(names).items() if n > 1]
-    if duplicated:
-        name = duplicated[0]
-        where = [i for i, n in enumerate(names, start=1) if n == name]
-        raise InvalidInput(
-            f"column name {name!r} appears {len(where)} times (columns "
-            f"{', '.join(map(str, where))}); column names must be unique",
-            loc=FILE,
-            column=name,
-        )
-    return names
-
-
-def _lines(text: str) -> Iterator[str]:
-    """Lines on demand: the header needs the first, not a copy of the whole file."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
-
-
-def select_columns(header: list[str], opts: UploadOptions) -> tuple[str, list[str]]:
+def select_columns(
+    header: list[str], opts: UploadOptions, words: Words
+) -> tuple[str, list[str], bool]:
+    """The target, the candidate features, and whether the client named them."""
     target = opts.target.strip()
     if target not in header:
         raise InvalidInput(
-            f"target column {target!r} is not in the file; its columns are {_listing(header)}",
+            f"{words.lead('target')}target column {target!r} is not in the file; its columns "
+            f"are {_listing(header)}",
             loc=("body", "target"),
             column=target,
         )
-    if opts.features is None or not opts.features.strip():
+    explicit = opts.features is not None and bool(opts.features.strip())
+    if not explicit:
         features = [name for name in header if name != target]
     else:
-        features = parse_names(opts.features, "features")
-        _check_known(features, header, "features")
+        features = parse_names(opts.features or "", "features", words)
+        _check_known(features, header, "features", words)
         if target in features:
             raise InvalidInput(
-                f"features include the target column {target!r}; a column cannot predict itself",
+                f"{words.field('features')} include the target column "
+                f"{target!r}; a column cannot predict itself",
                 loc=("body", "features"),
                 column=target,
             )
+        order = {name: j for j, name in enumerate(header)}
+        features.sort(key=order.__getitem__)  # X keeps the file's column order
     if not features:
         raise InvalidInput(
             "there are no feature columns: the file has only the target column",
             loc=("body", "features"),
         )
-    return target, features
+    return target, features, explicit
 
 
-@dataclass(frozen=True)
-class Source:
-    raw: bytes
-    encoding: str
-    delimiter: str
-    header: list[str]
+def check_names_early(opts: UploadOptions, header: list[str], words: Words) -> None:
+    """Names in groups and true_support that no column of the file can match: a quick
+    answer before the file is read (they are resolved against the features after)."""
+    for field_name, text in (("groups", opts.groups), ("true_support", opts.true_support)):
+        if text is None or not text.strip():
+            continue
+        if field_name == "groups":
+            if not text.lstrip().startswith("{"):
+                continue
+            names = list(_json(text, "groups", dict, words))
+        else:
+            names = parse_names(text, "true_support", words)
+        for name in names:
+            if name not in header and name.split("=", 1)[0] not in header:
+                _check_known([name], header, field_name, words)
 
 
-def read_table(source: Source, features: list[str], target: str) -> tuple[np.ndarray, pd.Series]:
-    """The feature columns as floats (NaN where missing) and the target column as text.
+# --------------------------------------------------------------------------- groups, truth
 
-    pandas' C parser converts the numbers; only when a cell will not convert is the file read
-    again as text, to name that cell (or to accept what the C parser is stricter about, such
-    as a padded missing-value marker). All columns are read: with ``usecols`` pandas would let
-    rows with extra fields pass unnoticed.
-    """
-    dtypes = {name: np.float64 for name in features} | {target: str}
+
+def resolve_groups(text: str | None, prepared: Prepared, words: Words) -> list[str] | None:
+    """One group label per feature: the client's, else one group per one-hot encoded column
+    (its indicators) and one per other column; None when neither says anything."""
+    names, sources = prepared.feature_names, prepared.sources
+    auto = list(sources) if prepared.one_hot else None
+    if text is None or not text.strip():
+        return auto
+    if text.lstrip().startswith("{"):
+        mapping = _json(text, "groups", dict, words)
+        columns = [*names, *sorted(set(sources) - set(names))]
+        _check_known(list(mapping), columns, "groups", words)
+        return [
+            str(mapping.get(name, mapping.get(source, source)))
+            for name, source in zip(names, sources, strict=True)
+        ]
+    labels = parse_labels(text, words)
+    columns = list(dict.fromkeys(sources))
+    if len(labels) == len(names):
+        return labels
+    if prepared.one_hot and len(labels) == len(columns):
+        per_column = dict(zip(columns, labels, strict=True))
+        return [per_column[source] for source in sources]
+    before = f" ({len(columns)} columns before one-hot encoding)" if prepared.one_hot else ""
+    raise InvalidInput(
+        f"{words.field('groups')} lists {len(labels)} labels but there "
+        f"are {len(names)} features{before}; give one label per feature, in feature order, or "
+        "a JSON object {column: group}",
+        loc=("body", "groups"),
+    )
+
+
+def resolve_true_support(text: str | None, prepared: Prepared, words: Words) -> list[int] | None:
+    if text is None or not text.strip():
+        return None
+    names, sources = prepared.feature_names, prepared.sources
+    wanted = parse_names(text, "true_support", words)
+    _check_known(wanted, [*names, *sorted(set(sources) - set(names))], "true_support", words)
+    return sorted(
+        j
+        for j, (name, source) in enumerate(zip(names, sources, strict=True))
+        if name in wanted or source in wanted
+    )
+
+
+def _json(text: str, field_name: str, kind: type, words: Words) -> Any:
+    said = f"{words.field(field_name)}"
     try:
-        frame = _read(source, dtypes, na_values=NA_SPELLINGS)
-        return frame[features].to_numpy(dtype=float), frame[target]
-    except ValueError:  # a cell that is not a number (ParserErrors were handled in _read)
-        frame = _read(source, str, na_values=None)
-        X = np.column_stack([numeric_column(frame[name], name) for name in features])
-        return X, frame[target]
-
-
-def _read(source: Source, dtype: Any, na_values: list[str] | None) -> pd.DataFrame:
-    try:
-        frame = pd.read_csv(
-            io.BytesIO(source.raw),  # not the decoded text: StringIO would copy it at 4 B/char
-            encoding=source.encoding,
-            sep=source.delimiter,
-            header=0,
-            names=source.header,  # stripped, and without the BOM
-            dtype=dtype,
-            keep_default_na=False,
-            na_values=na_values,
-            na_filter=na_values is not None,
-            engine="c",
-        )
-    except pd.errors.ParserError as exc:
-        raise InvalidInput(_parser_message(str(exc)), loc=FILE) from None
-    if frame.empty:
-        raise InvalidInput("the file has a header but no data rows", loc=FILE)
-    return frame
-
-
-def _parser_message(message: str) -> str:
-    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
-    if found:
-        expected, line, saw = found.groups()
-        return (
-            f"line {line} has {saw} fields but the header has {expected}; check the delimiter "
-            "and the quoting of that line"
-        )
-    return f"the file is not valid CSV: {message}"
-
-
-# --------------------------------------------------------------------------- cells to numbers
-
-
-def _cells(column: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """Stripped cells and the mask of missing ones."""
-    stripped = column.fillna("").astype(str).str.strip()
-    return stripped, stripped.str.lower().isin(NA_TOKENS).to_numpy()
-
-
-def numeric_column(column: pd.Series, name: str) -> np.ndarray:
-    """Floats; NaN where a cell is missing, +-inf where it says so."""
-    stripped, missing = _cells(column)
-    numbers = pd.to_numeric(stripped.mask(missing), errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(numbers) & ~missing
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        value = stripped.iloc[row]
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{said} is not valid JSON: {exc}", loc=("body", field_name)) from None
+    if not isinstance(value, kind):
         raise InvalidInput(
-            f"column {name!r}, row {row + 1}: {value!r} is not a number ({int(bad.sum())} "
-            "such cells in this column); fix them, or leave the column out of 'features'",
-            loc=FILE,
-            column=name,
-            row=row + 1,
-            value=value,
+            f"{said} must be a JSON {'object' if kind is dict else 'list'}",
+            loc=("body", field_name),
         )
-    return numbers
+    return value
 
 
-def target_column(
-    column: pd.Series, name: str, task: Task | None
-) -> tuple[np.ndarray, list[str] | None]:
-    """Numbers, or for a two-label text target 0/1 codes and the labels (NaN where missing)."""
-    stripped, missing = _cells(column)
-    numbers = pd.to_numeric(stripped.mask(missing), errors="coerce").to_numpy(dtype=float)
-    if not (np.isnan(numbers) & ~missing).any():
-        return numbers, None
-    if task == Task.regression:
-        numeric_column(column, name)  # raises, naming the first non-number
-    labels = sorted(set(stripped[~missing]))
-    if len(labels) > 2:  # a single label is reported as a constant target by infer_task
-        raise InvalidInput(
-            f"target column {name!r} holds text with {len(labels)} distinct labels "
-            f"({_listing(labels)}); a text target needs exactly two classes (binary "
-            "classification), a regression target must be numeric",
-            loc=("body", "target"),
-            column=name,
-        )
-    codes = pd.Categorical(stripped, categories=labels).codes.astype(float)  # label positions
-    return np.where(missing, np.nan, codes), labels
-
-
-def handle_missing(
-    X: np.ndarray, y: np.ndarray, names: list[str], policy: str
-) -> tuple[np.ndarray, np.ndarray, dict[str, int], int]:
-    """Reject rows with missing or infinite cells (with counts), or drop them when asked."""
-    values = np.column_stack([X, y])
-    bad = ~np.isfinite(values)
-    counts = {name: int(n) for name, n in zip(names, bad.sum(axis=0), strict=True)}
-    bad_rows = bad.any(axis=1)
-    if not bad_rows.any():
-        return X, y, counts, 0
-    if policy == "reject":
-        raise InvalidInput(
-            "missing or infinite values: "
-            + _describe_bad(values, names)
-            + "; fix them, or send missing=drop to drop those rows",
-            loc=FILE,
-            counts={name: n for name, n in counts.items() if n},
-        )
-    keep = ~bad_rows
-    if keep.sum() < 2:
-        raise InvalidInput(
-            f"only {int(keep.sum())} rows have no missing or infinite value; at least 2 are needed",
-            loc=FILE,
-        )
-    return X[keep], y[keep], counts, int(bad_rows.sum())
-
-
-def _describe_bad(values: np.ndarray, names: list[str], most: int = 5) -> str:
-    parts = []
-    for j in np.flatnonzero((~np.isfinite(values)).any(axis=0))[:most]:
-        col = values[:, j]
-        n_missing, n_inf = int(np.isnan(col).sum()), int(np.isinf(col).sum())
-        first = int(np.flatnonzero(~np.isfinite(col))[0]) + 1
-        kinds = [f"{n_missing} missing"] * bool(n_missing) + [f"{n_inf} infinite"] * bool(n_inf)
-        parts.append(f"column {names[j]!r} has {' and '.join(kinds)} (first at row {first})")
-    return "; ".join(parts)
-
-
-def infer_task(
-    y: np.ndarray, classes: list[str] | None, target: str, task: Task | None
-) -> tuple[Task, np.ndarray, list[str] | None]:
-    """Two distinct values make a binary classification target unless told otherwise."""
-    values = np.unique(y)
-    if len(values) < 2:
-        only = classes[int(values[0])] if classes else f"{values[0]:g}"
-        raise InvalidInput(
-            f"target column {target!r} holds the single value {only} in every row; a target "
-            "must vary (binary classification needs two classes)",
-            loc=("body", "target"),
-            column=target,
-        )
-    if classes is not None:
-        return Task.classification, y, classes
-    if task is None:
-        task = Task.classification if len(values) == 2 else Task.regression
-    if task == Task.regression:
-        return task, y, None
-    if len(values) != 2:
-        raise InvalidInput(
-            f"classification needs exactly two target values; column {target!r} has {len(values)}",
-            loc=("body", "task"),
-            column=target,
-        )
-    return task, (y == values[1]).astype(float), [f"{v:g}" for v in values]
-
-
-# --------------------------------------------------------------------------- name lists
-
-
-def parse_names(text: str, field: str) -> list[str]:
+def parse_names(text: str, field_name: str, words: Words) -> list[str]:
     """A JSON list of strings, or comma-separated names."""
+    said = f"{words.field(field_name)}"
     if text.lstrip().startswith("["):
-        try:
-            names = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{field} is not valid JSON: {exc}", loc=("body", field)) from None
+        names = _json(text, field_name, list, words)
         if not all(isinstance(n, str) for n in names):
-            raise InvalidInput(f"{field} must be a list of column names", loc=("body", field))
+            raise InvalidInput(f"{said} must be a list of column names", loc=("body", field_name))
     else:
         names = text.split(",")
     names = [n.strip() for n in names if n.strip()]
     repeated = [n for n, count in Counter(names).items() if count > 1]
     if repeated:
-        raise InvalidInput(f"{field} names {repeated[0]!r} twice", loc=("body", field))
+        raise InvalidInput(f"{said} names {repeated[0]!r} twice", loc=("body", field_name))
     return names
 
 
-def parse_groups(text: str | None, features: list[str]) -> list[str] | None:
-    if text is None or not text.strip():
-        return None
-    if text.lstrip().startswith("{"):
-        try:
-            mapping = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"groups is not valid JSON: {exc}", loc=("body", "groups")) from None
-        _check_known(list(mapping), features, "groups")
-        return [str(mapping.get(name, name)) for name in features]
-    labels = parse_labels(text)
-    if len(labels) != len(features):
-        raise InvalidInput(
-            f"groups lists {len(labels)} labels but there are {len(features)} features; give "
-            "one label per feature, in feature order, or a JSON object {column: group}",
-            loc=("body", "groups"),
-        )
-    return labels
-
-
-def parse_labels(text: str) -> list[str]:
+def parse_labels(text: str, words: Words) -> list[str]:
     """Group labels may repeat, unlike column names."""
     if text.lstrip().startswith("["):
-        try:
-            return [str(label) for label in json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"groups is not valid JSON: {exc}", loc=("body", "groups")) from None
+        return [str(label) for label in _json(text, "groups", list, words)]
     return [label.strip() for label in text.split(",")]
 
 
-def parse_true_support(text: str | None, features: list[str]) -> list[int] | None:
-    if text is None or not text.strip():
-        return None
-    names = parse_names(text, "true_support")
-    _check_known(names, features, "true_support")
-    return sorted(features.index(name) for name in names)
-
-
-def _check_known(names: list[str], allowed: list[str], field: str) -> None:
+def _check_known(names: list[str], allowed: list[str], field_name: str, words: Words) -> None:
     unknown = [n for n in names if n not in allowed]
     if unknown:
         raise InvalidInput(
-            f"{field} names {unknown[0]!r}, which is not among the allowed columns "
-            f"{_listing(allowed)}",
-            loc=("body", field),
+            f"{words.field(field_name)} names {unknown[0]!r}, which is "
+            f"not among the allowed columns {_listing(allowed)}",
+            loc=("body", field_name),
             column=unknown[0],
         )
 

@@ -7,6 +7,11 @@ cannot be stored, so a failed request leaves nothing behind.
 
 from __future__ import annotations
 
+import math
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -20,7 +25,7 @@ from engine.datasets import Problem
 
 from .. import storage
 from ..config import Settings
-from ..errors import Conflict, InvalidInput, NotFound, TooLarge
+from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
 from ..models import (
     ACTIVE,
     Dataset,
@@ -32,10 +37,41 @@ from ..models import (
     UploadOptions,
 )
 from . import catalog, columns
-from .csv_upload import parse_csv
+from .csv_upload import UploadLimits, parse_csv
+from .upload_words import Words
 
-# A generator asked for more cells than this would exhaust memory before returning.
-MAX_GENERATED_CELLS = 50_000_000
+
+class UploadGate:
+    """At most ``slots`` uploads are parsed at once; another waits up to ``wait`` seconds for
+    a slot, then is answered 503 with Retry-After (parsing is memory- and CPU-bound: more at
+    once would only slow every request down)."""
+
+    def __init__(self, slots: int, wait: float) -> None:
+        self.slots = slots
+        self.wait = wait
+        self._free = threading.BoundedSemaphore(slots)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        if not self._free.acquire(timeout=self.wait):
+            raise Busy(
+                f"{self.slots} uploads are being read already, the most at once "
+                "(MAX_PARALLEL_UPLOADS); send the file again in a few seconds",
+                retry_after=max(1, math.ceil(self.wait)),
+            )
+        try:
+            yield
+        finally:
+            self._free.release()
+
+
+def upload_limits(settings: Settings) -> UploadLimits:
+    return UploadLimits(
+        max_columns=settings.max_columns,
+        max_line_chars=settings.max_line_kb * 1024,
+        max_cells=settings.max_cells,
+        max_categories=settings.max_categories,
+    )
 
 
 def create_from_upload(
@@ -44,40 +80,52 @@ def create_from_upload(
     upload: BinaryIO,
     filename: str | None,
     opts: UploadOptions,
+    gate: UploadGate,
+    words: Words | None = None,
 ) -> Dataset:
-    raw = upload.read(settings.max_upload_bytes + 1)
-    if len(raw) > settings.max_upload_bytes:
+    upload.seek(0, os.SEEK_END)
+    size = upload.tell()
+    upload.seek(0)
+    if size > settings.max_upload_bytes:
         raise TooLarge(
             f"the file is larger than {settings.max_upload_mb:g} MB, the upload limit "
             "(MAX_UPLOAD_MB)"
         )
-    parsed = parse_csv(raw, opts, settings.max_columns)
-    stem = Path(filename or "upload.csv").stem
-    dataset = Dataset(
-        name=opts.name or stem,
-        description=opts.description,
-        source="upload",
-        task=parsed.task,
-        target=parsed.target,
-        n_samples=parsed.X.shape[0],
-        n_features=parsed.X.shape[1],
-        feature_names=parsed.feature_names,
-        groups=parsed.groups,
-        classes=parsed.classes,
-        true_support=parsed.true_support,
-        meta={
-            "filename": filename,
-            "delimiter": parsed.delimiter,
-            "encoding": opts.encoding,
-            "dropped_rows": parsed.dropped_rows,
-        },
-    )
-    missing = [parsed.missing[name] for name in [*parsed.feature_names, parsed.target]]
-    stats = columns.column_stats(parsed.X, parsed.y, parsed.task, missing)
-    return _store(session, settings.data_dir, dataset, {"X": parsed.X, "y": parsed.y, **stats})
+    with gate.slot():
+        parsed = parse_csv(upload, opts, upload_limits(settings), words)
+        stem = Path(filename or "upload.csv").stem
+        dataset = Dataset(
+            name=opts.name or stem,
+            description=opts.description,
+            source="upload",
+            task=parsed.task,
+            target=parsed.target,
+            n_samples=parsed.X.shape[0],
+            n_features=parsed.X.shape[1],
+            feature_names=parsed.feature_names,
+            groups=parsed.groups,
+            classes=parsed.classes,
+            true_support=parsed.true_support,
+            meta={
+                "filename": filename,
+                "delimiter": parsed.delimiter,
+                "encoding": opts.encoding,
+                "dropped_rows": parsed.dropped_rows,
+                **parsed.meta,
+            },
+        )
+        stats = columns.column_stats(parsed.X, parsed.y, parsed.task, parsed.missing)
+        arrays = {"X": parsed.X, "y": parsed.y, **stats}
+        del parsed
+        return _store(session, settings.data_dir, dataset, arrays)
 
 
-def create_generated(session: Session, data_dir: Path, body: DatasetGenerate) -> Dataset:
+def create_generated(
+    session: Session,
+    data_dir: Path,
+    body: DatasetGenerate,
+    max_cells: int = Settings.model_fields["max_cells"].default,
+) -> Dataset:
     if reason := catalog.engine_only("generator", body.generator):
         raise InvalidInput(reason, loc=("body", "generator"))
     spec = catalog.GENERATORS.get(body.generator)
@@ -89,21 +137,26 @@ def create_generated(session: Session, data_dir: Path, body: DatasetGenerate) ->
         )
     try:
         params = spec.validate(body.params)
-        _check_size(params)
+        _check_size(params, max_cells)
         problem = generators.generate(body.generator, random_state=body.random_state, **params)
     except ValueError as exc:
         raise InvalidInput(str(exc), loc=("body", "params")) from None
     return create_from_problem(session, data_dir, problem, name=body.name, source="generator")
 
 
-def _check_size(params: dict[str, Any]) -> None:
+def _check_size(params: dict[str, Any], max_cells: int) -> None:
     n = params.get("n", 1)
     d = params.get("d", params.get("p", 1))
-    cells = n * d * params.get("density", 1.0)
-    if cells > MAX_GENERATED_CELLS:
-        raise TooLarge(
-            f"n x d = {n} x {d} gives {cells:.3g} stored values; at most "
-            f"{MAX_GENERATED_CELLS:.3g} are allowed"
+    density = params.get("density", 1.0)
+    cells = n * d * density
+    if cells > max_cells:
+        stored = f" x density {density:g}" if density != 1.0 else ""
+        raise InvalidInput(
+            f"n x d{stored} = {n:,} x {d:,}{stored} gives {cells:,.0f} cells; at most "
+            f"{max_cells:,} are allowed (MAX_CELLS)",
+            loc=("body", "params"),
+            cells=cells,
+            max_cells=max_cells,
         )
 
 
@@ -217,6 +270,8 @@ def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> Datase
         total=dataset.n_samples,
         columns=[*dataset.feature_names, dataset.target],
         rows=[[*row, target] for row, target in zip(rows.tolist(), targets, strict=True)],
+        id_like=[name for name in dataset.meta.get("id_like", {}) if name in dataset.feature_names],
+        excluded=dataset.meta.get("excluded", {}),
     )
 
 

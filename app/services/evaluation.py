@@ -11,8 +11,9 @@ import scipy.sparse as sp
 import engine
 from engine import SelectionResult
 from engine import metrics as measures
+from engine.scaling import column_scale, scale_columns
 
-from .. import storage
+from .. import run_options, storage
 from ..models import (
     Dataset,
     FitMetrics,
@@ -59,7 +60,8 @@ def select_run(
         recorder=recorder,
         random_state=run.seed,
         record_candidates=run.record_candidates,
-        **run.params,
+        standardize=run_options.standardize(run.params),
+        **run_options.engine_params(run.params),
     )
 
 
@@ -153,8 +155,15 @@ def refit_errors(
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
     spec = engine.OBJECTIVES[run.objective]
     own = {p.name for p in spec.params}
-    loss = spec.factory(X[train], y[train], **{n: v for n, v in run.params.items() if n in own})
-    rows = (X[test], y[test]) if test is not None else (X[train], y[train])
+    params = {n: v for n, v in run.params.items() if n in own}
+    X_train, X_test = X[train], X[test] if test is not None else None
+    if run_options.standardize(run.params) and "linear" in spec.capabilities:
+        # Refit as the run fitted: a ridge term (lam) weighs the scaled coefficients.
+        scale = column_scale(X_train, centered=bool(params.get("fit_intercept", True)))
+        X_train = scale_columns(X_train, scale)
+        X_test = scale_columns(X_test, scale) if X_test is not None else None
+    loss = spec.factory(X_train, y[train], **params)
+    rows = (X_test, y[test]) if test is not None else (X_train, y[train])
     classify = spec.task == "classification"
     errors: dict[int, float | None] = {}
     for k, support in supports.items():

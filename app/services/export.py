@@ -14,6 +14,7 @@ import io
 import json
 from typing import Any
 
+from .. import run_options
 from ..errors import Conflict
 from ..models import ComparisonPublic, Dataset, FitMetrics, Run, RunPublic, RunResult
 
@@ -38,7 +39,10 @@ def setting(run: Run | RunPublic, dataset: Dataset) -> dict[str, Any]:
         "algorithm": run.algorithm,
         "objective": run.objective,
         "k": run.k,
-        "params": run.params,
+        "params": run_options.engine_params(run.params),
+        "standardize": (
+            run.standardize if isinstance(run, RunPublic) else run_options.standardize(run.params)
+        ),
         "seed": run.seed,
         "test_fraction": run.test_fraction,
     }

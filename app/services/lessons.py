@@ -214,6 +214,9 @@ def start(session: Session, backend: JobBackend, data_dir: Path, lesson: Lesson)
                 select(Dataset).where(Dataset.sample_key == lesson.sample_key)
             ).one()
     for i, spec in enumerate(lesson.runs):
-        body = RunCreate(dataset_id=dataset.id, record_candidates=True, **spec.config)
+        # As in the papers the lessons retell: the columns as given (they are on one scale).
+        body = RunCreate(
+            dataset_id=dataset.id, record_candidates=True, standardize=False, **spec.config
+        )
         run_service.submit_run(session, backend, data_dir, body, lesson.run_key(dataset.id, i))
     return state(session, lesson)

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 import engine
 from engine.trace import Event
 
-from .. import storage
+from .. import run_options, storage
 from ..errors import Conflict, InvalidInput, NotFound
 from ..jobs.backend import JobBackend
 from ..models import (
@@ -101,7 +101,7 @@ def _new_run(
         algorithm=config.algorithm,
         objective=config.objective,
         k=config.k,
-        params=params,
+        params=run_options.stored(params, standardize=config.standardize),
         record_candidates=config.record_candidates,
         test_fraction=split.test_fraction,
         seed=split.seed or 0,

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import engine
 from engine.trace import Event
 
-from .. import storage
+from .. import run_options, storage
 from ..errors import InvalidInput
 from ..models import Dataset, Run
 from .evaluation import select_run, split_rows
@@ -64,7 +64,8 @@ def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any
     if reason := unavailable(dataset):
         raise InvalidInput(reason, loc=("query",))
     k = changes.get("k", run.k)
-    params = {**run.params, **({"nu": changes["nu"]} if "nu" in changes else {})}
+    params = run_options.engine_params(run.params)
+    params = {**params, **({"nu": changes["nu"]} if "nu" in changes else {})}
     try:
         checked = engine.check_config(
             run.algorithm,
@@ -78,7 +79,8 @@ def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any
         )
     except engine.ConfigError as exc:
         raise InvalidInput(str(exc), loc=("query", exc.field)) from None
-    changed = Run(**{**run.model_dump(), "k": checked.k, "params": checked.params})
+    stored = run_options.stored(checked.params, standardize=run_options.standardize(run.params))
+    changed = Run(**{**run.model_dump(), "k": checked.k, "params": stored})
     changed.record_candidates = True
     arrays = storage.load_arrays(data_dir, dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]

@@ -80,7 +80,7 @@ BAD_UPLOADS = {
         csv_text(["a", "y"], [[1, "a"], [2, "b"], [3, "c"]]),
         {},
         422,
-        ["3 distinct labels"],
+        ["3 classes ('a', 'b', 'c')", "positive_class="],
     ),
     "text target for regression": (
         csv_text(["a", "y"], [[1, "no"], [2, "yes"]]),
@@ -92,7 +92,7 @@ BAD_UPLOADS = {
         csv_text(["a", "y"], [[1, 1], [2, 2], [3, 3]]),
         {"task": "classification"},
         422,
-        ["exactly two"],
+        ["3 classes ('1', '2', '3')", "positive_class="],
     ),
     "ragged row": (b"a,b,y\n1,2,3\n1,2,3,4\n", {}, 422, ["line 3 has 4 fields", "header has 3"]),
     "not utf-8": (
@@ -108,7 +108,7 @@ BAD_UPLOADS = {
     "groups naming an unknown column": (GOOD, {"groups": '{"q": "g"}'}, 422, ["'q'"]),
     "true support naming an unknown column": (GOOD, {"true_support": "x9"}, 422, ["'x9'"]),
     "unknown form field": (GOOD, {"tagret": "y"}, 422, ["Extra inputs"]),
-    "bad missing policy": (GOOD, {"missing": "ignore"}, 422, ["'reject'"]),
+    "bad missing policy": (GOOD, {"missing": "ignore"}, 422, ["'error', 'drop' or 'impute'"]),
 }
 
 
@@ -140,7 +140,13 @@ def test_non_numeric_error_points_at_cell(shared_client) -> None:
     text = csv_text(["a", "b", "y"], [[1, 2, 3], [2, "abc", 4]])
     error = upload(client, text, target="y").json()["detail"][0]
     assert error["loc"] == ["body", "file"]
-    assert error["ctx"] == {"column": "b", "row": 2, "value": "abc"}
+    assert error["ctx"] == {
+        "column": "b",
+        "row": 2,
+        "value": "abc",
+        "distinct_values": 2,
+        "options": {"text_columns": ["onehot", "drop"]},
+    }
 
 
 def test_too_many_columns_is_413(tmp_path) -> None:
@@ -219,8 +225,8 @@ BAD_GENERATE = {
     ),
     "problem too large": (
         {"generator": "gaussian_regression", "params": {"n": 100000, "d": 100000}},
-        413,
-        ["stored values"],
+        422,
+        ["100,000 x 100,000", "at most 20,000,000", "MAX_CELLS"],
     ),
     "unknown field": ({"generator": "gaussian_regression", "seed": 1}, 422, ["Extra inputs"]),
 }

@@ -77,7 +77,7 @@ def test_text_labels_make_a_classification_target(client) -> None:
 
 
 def test_task_is_inferred_and_can_be_overridden(client) -> None:
-    rows = [[i, i % 2] for i in range(10)]
+    rows = [[round(i / 3, 4), i % 2] for i in range(10)]  # fractions: not an ID-like counter
     inferred = upload_ok(client, csv_text(["x", "y"], rows), target="y")
     assert inferred["task"] == "classification" and inferred["classes"] == ["0", "1"]
     forced = upload_ok(client, csv_text(["x", "y"], rows), target="y", task="regression")

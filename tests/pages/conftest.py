@@ -43,7 +43,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         # only the fit itself can find out.
         twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
         upload = client.post(
-            "/api/datasets", files={"file": ("twins.csv", twins)}, data={"target": "y"}
+            "/api/datasets",
+            files={"file": ("twins.csv", twins)},
+            data={"target": "y", "id_columns": "keep"},  # a and c count the rows: ID-like
         )
         assert upload.status_code == 201, upload.text
         foba = submit(

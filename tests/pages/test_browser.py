@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, api
+from browser_helpers import CHROMIUM, ROOT, SHOTS, api
+
+FIXTURES = ROOT / "tests" / "fixtures"
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -52,9 +54,68 @@ def test_upload_csv_by_file_input(server: str, page: Any, tmp_path: Path) -> Non
     page.click("#upload button[type=submit]")
     error = page.locator("#upload .form-error")
     error.wait_for(state="visible")
-    assert "column 'b', row 1: 'x' is not a number" in error.inner_text()
+    assert "Text columns: column 'b' holds text, e.g. 'x' in row 1" in error.inner_text()
+    assert "choose 'one-hot' or 'drop' under Text columns below" in error.inner_text()
     assert page.url == server + "/"
     page.screenshot(path=str(SHOTS / "browser-upload-refused.png"))
+
+
+def test_upload_penguins_fix_in_the_form_then_group_omp(server: str, page: Any) -> None:
+    """A real table with text columns and missing values: one refusal names every text column
+    and the missing cells, the form marks the controls that fix them, the second try is
+    stored, and group OMP selects one-hot groups on it."""
+    page.goto(server + "/")
+    page.set_input_files("#upload input[type=file]", str(FIXTURES / "penguins.csv"))
+    page.wait_for_function("document.querySelector('#upload select[name=target]').value")
+    assert page.input_value("#upload select[name=target]") == "year"  # no column named y/...
+    assert "the last column" in page.inner_text("#upload .target-why")
+    page.select_option("#upload select[name=target]", "species")
+    assert "3 classes" in page.inner_text("#upload .task-guess")
+    assert page.locator("#upload .positive-class").is_visible()
+    page.select_option("#upload select[name=positive_class]", "Gentoo")
+    assert "Gentoo against the 2 other classes" in page.inner_text("#upload .task-guess")
+    page.locator("#upload").screenshot(path=str(SHOTS / "browser-upload-penguins-classes.png"))
+    page.select_option("#upload select[name=target]", "body_mass_g")
+    assert page.inner_text("#upload .task-guess").startswith("Regression: a numeric target")
+    assert not page.locator("#upload .positive-class").is_visible()
+    page.screenshot(path=str(SHOTS / "browser-upload-penguins-chosen.png"), full_page=True)
+
+    page.click("#upload button[type=submit]")
+    error = page.locator("#upload .form-error")
+    error.wait_for(state="visible")
+    message = error.inner_text()
+    for column in ("species", "island", "sex"):
+        assert f"Text columns: column '{column}' holds text" in message
+    assert "Missing values: column 'bill_length_mm' has 2 missing" in message
+    assert "text_columns=" not in message and "missing=" not in message  # the form's words
+    for control in ("text_columns", "missing"):
+        assert "attention" in page.get_attribute(f'#upload [data-field="{control}"]', "class")
+    page.screenshot(path=str(SHOTS / "browser-upload-penguins-refused.png"), full_page=True)
+
+    page.select_option("#upload select[name=text_columns]", "onehot")
+    page.select_option("#upload select[name=missing]", "drop")
+    page.click("#upload button[type=submit]")
+    page.wait_for_url(re.compile(r"/datasets/\d+$"))
+    columns = page.inner_text("#columns")
+    assert "species=Adelie" in columns and "One-hot encoded" in columns
+    assert "Rows dropped: 11" in columns
+    page.screenshot(path=str(SHOTS / "browser-penguins-dataset.png"), full_page=True)
+
+    page.select_option("#run-algorithm", "group-omp")
+    page.wait_for_selector("#alg-n_groups")
+    page.fill("#run-k", "")
+    page.fill("#alg-n_groups", "3")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/runs/\d+$"))
+    page.wait_for_selector("#results", timeout=60_000)
+    assert page.locator(".facts .status-done").count() == 1
+    run_id = page.url.rsplit("/", 1)[1]
+    run = api(server, "GET", f"/api/runs/{run_id}")
+    names = [f["name"] for f in run["result"]["support"]]
+    assert any("=" in name for name in names), names  # an indicator group was selected
+    assert run["standardize"] is True
+    assert "standardized" in page.inner_text(".facts")
+    page.screenshot(path=str(SHOTS / "browser-penguins-group-omp.png"), full_page=True)
 
 
 def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
@@ -185,3 +246,26 @@ def test_generate_then_compare_forms(server: str, page: Any) -> None:
     page.wait_for_selector("#chart-objective-k .main-svg", timeout=30_000)
     assert page.locator("table.sets").count() == 1
     page.screenshot(path=str(SHOTS / "browser-comparison.png"), full_page=True)
+
+
+def test_dataset_page_shows_what_the_upload_prepared(server: str, page: Any) -> None:
+    """airquality with imputed cells and its row names left out; biopsy with its ID columns
+    kept: the data set page says so in the column info, the preview and the summary."""
+    files = {"file": ("airquality.csv", (FIXTURES / "airquality.csv").read_bytes())}
+    air = api(
+        server, "POST", "/api/datasets", files=files, data={"target": "Ozone", "missing": "impute"}
+    )
+    page.goto(f"{server}/datasets/{air['id']}")
+    preparation = page.inner_text("#preparation")
+    assert "rownames" in preparation and "an integer that grows row by row" in preparation
+    assert "Solar.R 5" in preparation
+    assert "Imputed" in page.inner_text("#summary thead")
+    page.screenshot(path=str(SHOTS / "browser-airquality-prepared.png"), full_page=True)
+
+    files = {"file": ("biopsy.csv", (FIXTURES / "biopsy.csv").read_bytes())}
+    form = {"target": "class", "missing": "drop", "id_columns": "keep"}
+    biopsy = api(server, "POST", "/api/datasets", files=files, data=form)
+    page.goto(f"{server}/datasets/{biopsy['id']}")
+    assert page.locator("#preview th .badge.id-like").count() == 2
+    assert page.locator("#summary .badge.id-like").count() == 2
+    page.screenshot(path=str(SHOTS / "browser-biopsy-id-kept.png"), full_page=True)

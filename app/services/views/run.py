@@ -11,7 +11,7 @@ from sqlmodel import Session
 import engine
 from engine.trace import answer_step
 
-from ... import storage
+from ... import run_options, storage
 from ...models import ACTIVE, Dataset, Run, RunResult
 from .. import datasets as dataset_service
 from .. import runs as run_service
@@ -44,6 +44,8 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     context: dict[str, Any] = {
         "run": run,
         "ds": dataset,
+        "params": run_options.engine_params(run.params),
+        "standardize": run_options.standardize(run.params),
         "spec": spec.to_dict() if spec else None,
         "result": result,
         "live": live,

@@ -1,0 +1,65 @@
+"""How upload errors name their fixes: by the API's field names for API clients
+("send text_columns=onehot"), by the upload form's own controls for the form ("choose
+'one-hot' under Text columns below").
+
+The form asks for its wording with the request header ``X-Wording: form``; everything else
+(``loc``, ``ctx``, the status) is the same for both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The upload form's label of each field (templates/macros.html, upload_form).
+LABELS = {
+    "file": "File",
+    "target": "Target column",
+    "features": "Feature columns",
+    "task": "Task",
+    "positive_class": "Positive class",
+    "text_columns": "Text columns",
+    "missing": "Missing values",
+    "id_columns": "ID-like columns",
+    "decimal": "Decimal mark",
+    "encoding": "Encoding",
+    "delimiter": "Delimiter",
+    "groups": "Feature groups",
+    "true_support": "True support",
+}
+
+# The form's words for the choices of its selects.
+CHOICES = {
+    ("text_columns", "onehot"): "one-hot",
+    ("text_columns", "drop"): "drop",
+    ("missing", "drop"): "drop those rows",
+    ("missing", "impute"): "fill with the column mean",
+    ("id_columns", "keep"): "keep",
+    ("decimal", ","): "comma (1,5)",
+    ("decimal", "."): "point (1.5)",
+    ("task", "regression"): "regression",
+    ("task", "classification"): "classification",
+}
+
+
+@dataclass(frozen=True)
+class Words:
+    form: bool = False
+
+    def choose(self, field: str, *values: str) -> str:
+        """The instruction to set ``field`` to one of ``values``."""
+        if self.form:
+            names = " or ".join(f"'{CHOICES.get((field, v), v)}'" for v in values)
+            return f"choose {names} under {LABELS[field]} below"
+        return "send " + " or ".join(f"{field}={v}" for v in values)
+
+    def lead(self, field: str) -> str:
+        """What a form message starts with: the control it is about."""
+        return f"{LABELS[field]}: " if self.form else ""
+
+    def field(self, field: str) -> str:
+        return LABELS[field] if self.form else f"'{field}'"
+
+    def leave_out(self, column: str) -> str:
+        if self.form:
+            return f"list the other columns under {LABELS['features']} (More options)"
+        return f"leave {column!r} out of 'features'"
