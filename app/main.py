@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
+from fastapi.middleware.gzip import GZipMiddleware
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings
 from .db import create_tables, make_db
@@ -15,8 +16,8 @@ from .errors import install_handlers
 from .jobs.factory import make_backend
 from .limits import BodyLimit
 from .routers.api import api_router, health_router
-from .routers.pages import asset_dir
 from .routers.pages import router as pages_router
+from .routers.rendering import static_files, unknown_url
 from .services.datasets import UploadGate
 from .services.samples import seed_samples
 
@@ -65,10 +66,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # served by the pages from vendored Swagger UI (no CDN: works offline)
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.upload_gate = UploadGate(settings.max_parallel_uploads, settings.upload_wait_seconds)
     install_handlers(app)
+    app.add_exception_handler(StarletteHTTPException, unknown_url)
+    # Chart JSON, traces and plotly.js shrink 5-10 times; small answers are sent as they are.
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(
         BodyLimit,
         upload_path="/api/datasets",
@@ -78,5 +84,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_router())
     app.include_router(health_router)
     app.include_router(pages_router)
-    app.mount("/static", StaticFiles(directory=asset_dir("static")), name="static")
+    app.mount("/static", static_files(), name="static")
     return app

@@ -425,6 +425,8 @@ class TracePage(SQLModel):
         description="Changes when a dead worker's run is rerun; the trace then restarts at step "
         "0 (a rerun with the same seed repeats the same events)."
     )
+    progress: float = Field(description="Fraction done, 0 to 1 (1 once the result is stored).")
+    cancel_requested: bool
     events: list[dict[str, Any]] = Field(
         description="Events in step order, each ``engine.Event.to_dict()``.",
         schema_extra={"json_schema_extra": {"items": EVENT_JSON_SCHEMA}},

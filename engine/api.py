@@ -105,7 +105,8 @@ def select(
         Group label of every feature (integers or names), for the group-aware algorithms;
         the others ignore it.
     recorder : Recorder or callable, optional
-        Receives every event as it happens; returning False stops the run.
+        Receives every event as it happens; returning False (or a string saying why) stops
+        the run, which then ends with the support reached so far, refitted.
     random_state : int, optional
         Seed for randomised algorithms.
     record_candidates : bool
@@ -165,9 +166,9 @@ def select(
             sol = config.algorithm.func(
                 loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
             )
-    except StopRequested:
+    except StopRequested as stop:
         cancelled = True
-        sol = Solution.of(loss.fit_support(final_support(rec.events)), "stopped by recorder")
+        sol = Solution.of(loss.fit_support(final_support(rec.events)), str(stop))
         rec.stopped(sol.stop_reason, objective=sol.objective, support_size=len(sol.support))
     elapsed = time.perf_counter() - start
     return SelectionResult(

@@ -62,18 +62,23 @@ class Config:
         given = self.algorithm_params["max_steps"]
         return given if given is not None else default_max_steps(self.k, self.n_features)
 
-    def progress(self, steps: int, size: int | None) -> float:
-        """Fraction of the run done after ``steps`` support changes with ``size`` features
-        selected (below 1: only a stored result is done)."""
+    def progress(self, steps: int, size: int | None, iterations: int = 0) -> float:
+        """Fraction of the run done after ``steps`` support changes and ``iterations``
+        iterations that kept the support, with ``size`` features selected (below 1: only a
+        stored result is done). Without k, an iterative method counts its iterations against
+        ``max_iter``, the most it may take (it may stop sooner)."""
         if size is None:
             return 0.0
         k, d, path = self.k, self.n_features, self.algorithm.traits.path
+        max_iter = self.algorithm_params.get("max_iter")
         if path == "best-k" and self.path_length:
             done = steps / self.path_length
         elif path == "backward" and k is not None and d is not None and d > k:
             done = (d - size) / (d - k)
         elif k:
             done = size / k
+        elif max_iter:
+            done = (steps + iterations) / max_iter
         else:
             done = 0.0
         return min(max(done, 0.0), 0.99)

@@ -109,7 +109,7 @@ class Event:
         )
 
 
-RecorderCallback = Callable[[Event], "bool | None"]
+RecorderCallback = Callable[[Event], "bool | str | None"]
 
 
 class StopRequested(Exception):
@@ -119,9 +119,10 @@ class StopRequested(Exception):
 class Recorder:
     """Collects events, numbers them, and relays each to an optional callback.
 
-    The callback may return ``False`` to stop the run (that is how cancellation works): the
-    recorder then raises :class:`StopRequested` out of :meth:`emit`, and ``engine.select``
-    turns it into a result whose last event is a ``stop`` with reason ``"stopped by recorder"``.
+    The callback may return ``False`` to stop the run (that is how cancellation works), or a
+    string saying why: the recorder then raises :class:`StopRequested` out of :meth:`emit`, and
+    ``engine.select`` turns it into a result whose last event is a ``stop`` with that reason
+    (``"stopped by recorder"`` for a plain ``False``).
 
     Parameters
     ----------
@@ -150,8 +151,9 @@ class Recorder:
             raise ValueError(f"unknown event kind {kind!r}; allowed: {EVENT_KINDS}")
         event = Event(step=len(self.events), kind=kind, **fields)
         self.events.append(event)
-        if self.callback is not None and self.callback(event) is False and kind != "stop":
-            raise StopRequested
+        answer = self.callback(event) if self.callback is not None else None
+        if kind != "stop" and (answer is False or isinstance(answer, str)):
+            raise StopRequested(answer if isinstance(answer, str) else "stopped by recorder")
         return event
 
     # One helper per kind, so that every event of a kind carries the same fields with the same

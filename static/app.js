@@ -3,7 +3,9 @@
 //  2. forms: post typed JSON to the API, or upload a CSV with progress, then go to the new page
 //     or show the server's validation message in place (the upload form also proposes the
 //     target, says the task before the upload, and marks the controls a refusal names);
-//  3. the trace player on the run page (slider, play/pause, step; charts follow the slider).
+//  3. the run page: a finished run's figures fetched as JSON and the trace player (slider,
+//     play/pause, keys, the step in the URL; charts follow it); a running run followed
+//     through its trace API, only the events after the last one seen at each poll.
 // Everything else (polling, fragments, the teaching mode's keys) is HTMX attributes.
 "use strict";
 
@@ -32,8 +34,7 @@
       rendered.add(tag);
       const target = document.getElementById(tag.dataset.plot);
       if (!target) return;
-      const fig = JSON.parse(tag.textContent);
-      jobs.push(Plotly.react(target, fig.data, scaled(fig.layout), PLOT_CONFIG));
+      jobs.push(plot(target, JSON.parse(tag.textContent)));
     });
     return Promise.all(jobs);
   }
@@ -366,20 +367,62 @@
   // ---------------------------------------------------------------- trace player
 
   const KIND_NAMES = { add: "addition", remove: "deletion", check: "backward check", swap: "swap", iterate: "iteration", stop: "stop" };
+  const FIGURE_DIVS = { path: "chart-path", objective_step: "chart-objective-step", objective_size: "chart-objective-size", coef: "chart-coef", roc: "chart-roc" };
 
-  function setupPlayer(section) {
-    const data = JSON.parse(document.getElementById(section.dataset.player).textContent);
+  function plot(target, fig) {
+    const layout = scaled(JSON.parse(JSON.stringify(fig.layout)));
+    // Plotly's autosize (on every relayout, e.g. the player's cursor) measures the
+    // container: pin its height to the figure's, or it collapses to the CSS minimum.
+    if (layout.height) target.style.height = `${layout.height}px`;
+    return Plotly.react(target, fig.data, layout, PLOT_CONFIG).then(() => clearTitle(target));
+  }
+
+  // A legend that wraps onto more rows than the layout planned for (a narrow column, larger
+  // type) grows upwards into the title: move the plot down by exactly the overlap.
+  function clearTitle(gd) {
+    const title = gd.querySelector(".gtitle");
+    const legend = gd.querySelector(".legend");
+    if (!title || !legend || !gd.layout.margin) return null;
+    const overlap = title.getBoundingClientRect().bottom + 4 - legend.getBoundingClientRect().top;
+    if (overlap <= 0) return null;
+    const height = (gd.layout.height || gd.getBoundingClientRect().height) + overlap;
+    gd.style.height = `${height}px`;
+    return Plotly.relayout(gd, { "margin.t": gd.layout.margin.t + overlap, height });
+  }
+
+  // A finished run's page holds no chart data: fetch it (one compressed JSON document).
+  async function loadRunFigures(section) {
+    const response = await fetch(section.dataset.figures, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`the figures could not be loaded (${response.status})`);
+    const payload = await response.json();
+    await Promise.all(Object.entries(payload.figures).map(([key, fig]) => {
+      const target = document.getElementById(FIGURE_DIVS[key]);
+      return target ? plot(target, fig) : null;
+    }));
+    section.payload = payload;  // kept to draw again in presentation mode
+    setupPlayer(section, payload.frames);
+  }
+
+  function stepFromURL() {
+    const raw = new URLSearchParams(window.location.search).get("step");
+    return raw !== null && /^-?\d+$/.test(raw) ? Number(raw) : null;
+  }
+
+  function setupPlayer(section, data) {
     const frames = data.frames;
+    if (!frames.length) return;
     const slider = section.querySelector(".slider");
+    slider.max = frames.length - 1;
     const playButton = section.querySelector("[data-act=play]");
     const speed = section.querySelector("[data-act=speed]");
     const stepCharts = (section.dataset.stepCharts || "").split(" ").map((id) => document.getElementById(id)).filter(Boolean);
     const sizeChart = document.getElementById(section.dataset.sizeChart);
     const text = { no: section.querySelector(".step-no"), kind: section.querySelector(".step-kind"), desc: section.querySelector(".step-desc") };
     const chips = section.querySelector(".support-chips");
+    const indexOfStep = new Map(frames.map((f, i) => [f.step, i]));
     let timer = null;
 
-    function show(i) {
+    function show(i, remember = true) {
       const f = frames[i];
       slider.value = i;
       text.no.textContent = `Step ${f.step} of ${frames[frames.length - 1].step}`;
@@ -398,6 +441,11 @@
       stepCharts.forEach((gd) => { if (gd.layout) Plotly.relayout(gd, update); });
       if (sizeChart && sizeChart.data && f.objective !== null) {
         Plotly.restyle(sizeChart, { x: [[f.size]], y: [[f.objective]] }, [sizeChart.data.length - 1]);
+      }
+      if (remember) {
+        const url = new URL(window.location.href);
+        url.searchParams.set("step", f.step);
+        history.replaceState(null, "", url);
       }
     }
 
@@ -419,17 +467,283 @@
       }, Number(speed.value));
     }
 
-    section.addEventListener("click", (e) => {
-      const act = e.target.closest("[data-act]")?.dataset.act;
+    function nextDeletion(i) {
+      for (let n = i + 1; n < frames.length; n++) if (frames[n].kind === "remove" || frames[n].kind === "swap") return n;
+      return i;
+    }
+
+    function act(name) {
       const i = Number(slider.value);
-      if (act === "play") { timer ? pause() : play(); return; }
-      if (!["first", "prev", "next", "last"].includes(act)) return;
+      if (name === "play") { timer ? pause() : play(); return; }
+      if (name === "present") {
+        // Large type and the charts only, for a projector; the charts are drawn again so that
+        // their text grows with the page's.
+        const on = document.documentElement.classList.toggle("present");
+        section.querySelector("[data-act=present]").setAttribute("aria-pressed", String(on));
+        Promise.all(Object.entries(section.payload.figures).map(([key, fig]) => {
+          const target = document.getElementById(FIGURE_DIVS[key]);
+          // Drawn again for the new type size, then fitted to the columns it now has.
+          return target ? plot(target, fig).then(() => Plotly.Plots.resize(target)) : null;
+        })).then(() => {
+          show(i, false);
+          section.dataset.drawn = on ? "present" : "normal";  // the charts fit the new mode
+        });
+        return;
+      }
+      const target = {
+        first: 0,
+        prev: Math.max(i - 1, 0),
+        next: Math.min(i + 1, frames.length - 1),
+        last: frames.length - 1,
+        deletion: nextDeletion(i),
+      }[name];
+      if (target === undefined) return;
       pause();
-      show({ first: 0, prev: Math.max(i - 1, 0), next: Math.min(i + 1, frames.length - 1), last: frames.length - 1 }[act]);
+      show(target);
+    }
+
+    section.addEventListener("click", (e) => {
+      const name = e.target.closest("[data-act]")?.dataset.act;
+      if (name && name !== "speed") act(name);
+    });
+    document.addEventListener("keydown", (e) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || e.target.closest("input, select, textarea")) return;
+      const name = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last", " ": "play", d: "deletion", p: "present" }[e.key];
+      if (!name) return;
+      e.preventDefault();
+      act(name);
     });
     slider.addEventListener("input", () => { pause(); show(Number(slider.value)); });
     speed.addEventListener("change", () => { if (timer) { pause(); play(); } });
-    show(frames.length - 1);
+    const asked = stepFromURL();
+    const start = asked !== null && indexOfStep.has(asked) ? indexOfStep.get(asked) : frames.length - 1;
+    show(start, asked !== null);
+    if (asked !== null && !indexOfStep.has(asked)) {
+      text.no.textContent += ` (there is no step ${asked}; showing the last)`;
+    }
+  }
+
+  // ---------------------------------------------------------------- live run
+
+  const LIVE_POLL_MS = 1000;
+  const TRACE_PAGE = 1000;
+
+  // The running run's page follows its trace: each poll asks only for the events after the
+  // last one it has, and the two charts are drawn here from the events (the server sends the
+  // layouts and the event kinds' markers, so the look is the same as the finished page's).
+  function setupLive(section) {
+    const setup = JSON.parse(document.getElementById(section.dataset.live).textContent);
+    const truth = new Set(setup.truth);
+    const events = [];
+    let after = -1;
+    let attempt = null;
+    const el = {
+      title: section.querySelector(".live-title"),
+      bar: section.querySelector(".progress .bar"),
+      progress: section.querySelector(".progress"),
+      pct: section.querySelector(".pct"),
+      steps: section.querySelector(".steps"),
+      chips: section.querySelector(".support-chips"),
+      cancel: section.querySelector("[data-act=cancel]"),
+      note: section.querySelector(".cancel-note"),
+      status: document.getElementById("run-status"),
+    };
+
+    const value = (v) => (typeof v === "number" ? v : null);  // "nan" / "inf" arrive as strings
+    const label = (j) => { const n = setup.names[j] ?? `feature ${j}`; return truth.has(j) ? `${n} ★` : n; };
+
+    // One marker trace for the events of ``kind`` that ``keep`` accepts, at (xs(e), ys(e)).
+    function markers(style, kind, xs, ys, keep = () => true) {
+      const picks = events.filter((e) => e.kind === kind && keep(e));
+      return {
+        type: "scatter", mode: "markers", name: style.label,
+        x: picks.map(xs), y: picks.map(ys),
+        marker: { color: style.color, symbol: style.symbol, size: 10, line: { width: 1.5, color: style.color } },
+        hoverinfo: "x+y",
+      };
+    }
+
+    // Bars while each feature is selected, in rows ordered by first admission.
+    function pathFigure() {
+      const order = [];
+      const open = new Map();
+      const segments = new Map();
+      events.forEach((e) => {
+        const out = e.kind === "remove" ? e.feature : e.kind === "swap" ? e.feature_out : null;
+        if (out !== null && open.has(out)) { segments.get(out).push([open.get(out), e.step]); open.delete(out); }
+        if (e.kind === "add" || e.kind === "swap") {
+          if (!segments.has(e.feature)) { segments.set(e.feature, []); order.push(e.feature); }
+          open.set(e.feature, e.step);
+        }
+      });
+      const last = events.length ? events[events.length - 1].step : 0;
+      const rows = order.slice(0, setup.max_rows);
+      const rowOf = new Map(rows.map((j) => [j, label(j)]));
+      const bx = [];
+      const by = [];
+      rows.forEach((j) => {
+        const segs = [...segments.get(j), ...(open.has(j) ? [[open.get(j), last + 0.5]] : [])];
+        segs.forEach(([a, b]) => { bx.push(a, b, null); by.push(rowOf.get(j), rowOf.get(j), null); });
+      });
+      const onRow = (e) => rowOf.has(e.feature);
+      const data = [
+        { type: "scatter", mode: "lines", name: "in the support", x: bx, y: by, line: { color: setup.bar, width: 10 }, opacity: 0.55, hoverinfo: "skip" },
+        markers(setup.styles.add, "add", (e) => e.step, (e) => rowOf.get(e.feature), onRow),
+        markers(setup.styles.remove, "remove", (e) => e.step, (e) => rowOf.get(e.feature), onRow),
+      ];
+      const layout = JSON.parse(JSON.stringify(setup.layouts.path));
+      layout.height = Math.max(300, Math.min(1500, 150 + 26 * rows.length)) + 40;
+      layout.yaxis.categoryarray = rows.map((j) => rowOf.get(j));
+      layout.xaxis.range = [-0.5, last + 0.5];
+      return { data, layout, support: [...open.keys()] };
+    }
+
+    function objectiveFigure() {
+      const xs = events.map((e) => e.step);
+      const ys = events.map((e) => value(e.objective));
+      const data = [
+        { type: "scatter", mode: "lines", name: "objective after the step", x: xs, y: ys, line: { color: "#555", width: 2 } },
+        markers(setup.styles.add, "add", (e) => e.step, (e) => value(e.objective)),
+        markers(setup.styles.remove, "remove", (e) => e.step, (e) => value(e.objective)),
+      ];
+      return { data, layout: JSON.parse(JSON.stringify(setup.layouts.objective)) };
+    }
+
+    function draw(page) {
+      const pct = Math.round(page.progress * 100);
+      el.bar.style.width = `${(page.progress * 100).toFixed(1)}%`;
+      el.progress.setAttribute("aria-valuenow", String(pct));
+      el.pct.textContent = `${pct}%`;
+      el.title.textContent = page.status === "queued" ? "Waiting for a worker" : "Running";
+      if (el.status) el.status.innerHTML = `<span class="badge status-${page.status}">${page.status}</span>`;
+      if (page.cancel_requested) { el.cancel.hidden = true; el.note.hidden = false; }
+      if (!events.length) return;
+      const path = pathFigure();
+      el.steps.textContent = `${events.length} steps recorded · ${path.support.length} features selected now`;
+      el.chips.replaceChildren(...path.support.map((j) => {
+        const chip = document.createElement("span");
+        chip.className = "chip";
+        chip.textContent = setup.names[j] ?? `feature ${j}`;
+        return chip;
+      }));
+      if (!path.support.length) el.chips.textContent = "(none)";
+      const p = document.getElementById("chart-path");
+      const o = document.getElementById("chart-objective-step");
+      if (p) plot(p, path);
+      if (o) plot(o, objectiveFigure());
+    }
+
+    async function poll() {
+      let page;
+      do {
+        const response = await fetch(`${setup.trace_url}?after=${after}&limit=${TRACE_PAGE}`, { headers: { Accept: "application/json" } });
+        if (!response.ok) throw new Error(`trace: ${response.status}`);
+        page = await response.json();
+        if (attempt !== null && page.attempt !== attempt) { events.length = 0; after = -1; attempt = page.attempt; continue; }
+        attempt = page.attempt;
+        events.push(...page.events);
+        after = page.next_after;
+      } while (page.events.length === TRACE_PAGE);
+      draw(page);
+      if (page.complete) { window.location.reload(); return; }
+      setTimeout(tick, LIVE_POLL_MS);
+    }
+
+    function tick() {
+      poll().catch(() => setTimeout(tick, 3 * LIVE_POLL_MS));  // a busy server: try again later
+    }
+
+    el.cancel.addEventListener("click", async () => {
+      el.cancel.disabled = true;
+      const response = await fetch(el.cancel.dataset.url, { method: "POST", headers: { Accept: "application/json" } });
+      if (response.ok) { el.cancel.hidden = true; el.note.hidden = false; } else { el.cancel.disabled = false; }
+    });
+    tick();
+  }
+
+  // ---------------------------------------------------------------- teaching keys
+
+  // ← and → step the teaching mode. Each key moves from the step the previous key asked for,
+  // not from the step on screen (which may still be loading), and a newer request aborts an
+  // older one: eight quick presses land exactly eight steps on.
+  let teachTarget = null;
+  let teachRequest = null;
+
+  async function loadTeachStep(run, step, push = true) {
+    if (teachRequest) teachRequest.abort();
+    const request = new AbortController();
+    teachRequest = request;
+    const panel = document.getElementById("teach-panel");
+    const url = `/teach/${run}?step=${step}${panel ? panel.dataset.query || "" : ""}`;
+    try {
+      const response = await fetch(url, { headers: { "HX-Request": "true", "HX-Target": "teach-panel" }, signal: request.signal });
+      const html = await response.text();
+      const current = document.getElementById("teach-panel");
+      if (!current || request !== teachRequest) return;
+      current.outerHTML = html;
+      const fresh = document.getElementById("teach-panel");
+      if (window.htmx) window.htmx.process(fresh);
+      renderFigures(fresh);
+      if (push) history.pushState({ teachStep: step }, "", url);
+      if (teachTarget === step) teachTarget = null;
+    } catch (err) {
+      if (err.name !== "AbortError") teachTarget = null;
+    }
+  }
+
+  function teachKey(e) {
+    const panel = document.getElementById("teach-panel");
+    const delta = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (!panel || !delta || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target.closest("input, select, textarea")) return;
+    const counter = panel.querySelector("[data-step]");
+    if (!counter) return;
+    e.preventDefault();
+    const from = teachTarget ?? Number(counter.dataset.step);
+    const to = Math.min(Math.max(from + delta, 0), Number(panel.dataset.last));
+    if (to === from) return;
+    teachTarget = to;
+    loadTeachStep(panel.dataset.run, to);
+  }
+
+  // The same run again, recording the candidate scores (from the teaching mode of a run that
+  // did not): its stored configuration, posted back to the API.
+  async function rerunWithScores(button) {
+    const note = button.parentElement.querySelector(".rerun-note");
+    button.disabled = true;
+    try {
+      const run = await (await fetch(button.dataset.rerun, { headers: { Accept: "application/json" } })).json();
+      const changes = JSON.parse(button.dataset.changes || "{}");  // a what-if's k and nu
+      const body = {
+        dataset_id: run.dataset_id, algorithm: run.algorithm, objective: run.objective,
+        k: "k" in changes ? changes.k : run.k,
+        params: "nu" in changes ? { ...run.params, nu: changes.nu } : run.params,
+        seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
+      };
+      const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+      const created = await response.json();
+      if (!response.ok) throw new Error((created.detail && (created.detail[0]?.msg || created.detail)) || response.status);
+      window.location.assign(`/teach/${created.id}?step=0`);
+    } catch (err) {
+      button.disabled = false;
+      if (note) note.textContent = `Could not start it: ${err.message}`;
+    }
+  }
+
+  // ---------------------------------------------------------------- forms after Back
+
+  // Back to a page whose form the browser restored: the algorithm list may show another
+  // algorithm than the parameter panel (loaded for the first one) was built for. Reload the
+  // panel for what the controls now say, so the form never sends one algorithm's parameters
+  // with another.
+  function resyncRunForm() {
+    const select = document.getElementById("run-algorithm");
+    const panel = document.querySelector("#run-params [data-algorithm]");
+    if (!select || !panel || !window.htmx) return;
+    const objective = document.getElementById("run-objective");
+    const stale = panel.dataset.algorithm !== select.value
+      || (objective && panel.dataset.objective !== objective.value);
+    if (stale) window.htmx.trigger(select, "change");
   }
 
   // ---------------------------------------------------------------- wiring
@@ -442,10 +756,29 @@
       e.preventDefault();
       submitJSON(form);
     });
-    renderFigures(document).then(() => {
-      document.querySelectorAll("[data-player]").forEach(setupPlayer);
+    renderFigures(document);
+    document.querySelectorAll("[data-figures]").forEach((section) => {
+      loadRunFigures(section).catch((err) => {
+        section.querySelector(".step-no").textContent = `The charts could not be loaded: ${err.message}. Reload the page to try again.`;
+      });
     });
+    document.querySelectorAll("[data-live]").forEach(setupLive);
     document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
+    window.addEventListener("pageshow", resyncRunForm);
+    document.addEventListener("click", (e) => {
+      const button = e.target.closest("[data-rerun]");
+      if (button) rerunWithScores(button);
+    });
+    if (document.getElementById("teach-panel")) {
+      document.addEventListener("keydown", teachKey);
+      window.addEventListener("popstate", (e) => {
+        const panel = document.getElementById("teach-panel");
+        if (panel && e.state && e.state.teachStep !== undefined) {
+          loadTeachStep(panel.dataset.run, e.state.teachStep, false);
+        }
+      });
+    }
+    resyncRunForm();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -26,7 +26,7 @@ from engine.trace import SUPPORT_CHANGING, Event
 
 from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
-from ..services.evaluation import split_rows, summarise
+from ..services.evaluation import select_run, split_rows, summarise
 from . import lease
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,14 @@ class JobContext:
     def cancelled(self) -> bool:
         return self.cancel_requested or self.lost or self.shutdown()
 
+    def stop_reason(self) -> str | None:
+        """Why the run should stop now (it becomes the trace's stop reason), or None."""
+        if self.cancel_requested:
+            return "cancelled at the user's request"
+        if self.lost or self.shutdown():
+            return "the worker stopped; the run goes back to the queue"
+        return None
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -81,6 +89,7 @@ class ProgressMeter:
 
     config: engine.Config
     steps: int = 0  # support-changing events so far
+    iterations: int = 0  # iterations that kept the support
     size: int | None = None  # support size after the latest event; None before the first
 
     @classmethod
@@ -97,11 +106,12 @@ class ProgressMeter:
 
     def observe(self, event: Event) -> None:
         self.steps += event.kind in SUPPORT_CHANGING
+        self.iterations += event.kind == "iterate"
         self.size = event.support_size
 
     @property
     def progress(self) -> float:
-        return self.config.progress(self.steps, self.size)
+        return self.config.progress(self.steps, self.size, self.iterations)
 
 
 @dataclass
@@ -114,7 +124,7 @@ class TraceWriter:
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
 
-    def __call__(self, event: Event) -> bool:
+    def __call__(self, event: Event) -> bool | str:
         self.meter.observe(event)
         self.buffer.append(
             {
@@ -127,7 +137,7 @@ class TraceWriter:
         due = time.monotonic() - self.last_write >= self.ctx.batch_seconds
         if due or len(self.buffer) >= self.ctx.batch_events:
             self.write()
-        return not self.ctx.cancelled()
+        return self.ctx.stop_reason() or True
 
     def write(self) -> None:
         rows, self.buffer = self.buffer, []
@@ -209,19 +219,7 @@ def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     arrays = storage.load_arrays(writer.ctx.data_dir, dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
-    result = engine.select(
-        X[train],
-        y[train],
-        algorithm=run.algorithm,
-        objective=run.objective,
-        k=run.k,
-        groups=dataset.groups,
-        recorder=writer,
-        random_state=run.seed,
-        record_candidates=run.record_candidates,
-        standardize=run_options.standardize(run.params),
-        **run_options.engine_params(run.params),
-    )
+    result = select_run(run, dataset, X[train], y[train], recorder=writer)
     summary = summarise(
         result,
         names=dataset.feature_names,

@@ -1,102 +1,28 @@
 """HTML pages (Jinja2 + HTMX): home, data set, run, comparison and the teaching mode.
 
-Routes stay thin: each asks ``services.views`` for its page's view model and renders it.
-HTMX requests (``HX-Request``) get fragments. Forms post to the JSON API (/api/...) from the
-browser; the pages only read (the lesson button aside, which starts a lesson's runs).
+Each route asks its page's module in ``services.views`` for the view model and renders it with
+``rendering.render`` (the whole page, or the fragment HTMX asked for). Forms post to the JSON
+API (/api/...) from the browser; the pages only read (the lesson button aside, which starts a
+lesson's runs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from datetime import datetime
-from pathlib import Path
-from typing import Any
-
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import HTMLResponse, RedirectResponse
-from fastapi.routing import APIRoute
-from fastapi.templating import Jinja2Templates
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from ..deps import BackendDep, SessionDep, SettingsDep
-from ..errors import AppError
-from ..models import ACTIVE
-from ..services import charts, lessons, views
 from ..services import datasets as dataset_service
-from ..services.charts import DASH
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def asset_dir(name: str) -> Path:
-    """templates/ or static/ beside the app package (a source checkout or an editable
-    install), else in the working directory (the container copies them next to it)."""
-    beside = ROOT / name
-    return beside if beside.is_dir() else Path.cwd() / name
-
-
-templates = Jinja2Templates(directory=str(asset_dir("templates")))
-
-
-# --------------------------------------------------------------------------- template helpers
-
-
-def _num(x: Any, digits: int = 4) -> str:
-    return charts.fmt(x, digits)
-
-
-def _plain(x: Any) -> str:
-    """A bound as people write it: 100,000 rather than 1e+05."""
-    value = charts.num(x)
-    if value is None:
-        return DASH
-    return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
-
-
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else DASH
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return DASH
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
-
-
-templates.env.filters.update(num=_num, plain=_plain, when=_when, seconds=_seconds)
-templates.env.globals.update(ACTIVE=[s.value for s in ACTIVE])
-
-
-class PageRoute(APIRoute):
-    """Errors on pages are pages: a missing run or data set answers an HTML 404."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def route(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except AppError as exc:
-                return templates.TemplateResponse(
-                    request,
-                    "error.html",
-                    {"message": exc.message, "status": exc.status_code},
-                    status_code=exc.status_code,
-                )
-
-        return route
-
+from ..services import lessons
+from ..services.views import compare as compare_view
+from ..services.views import home as home_view
+from ..services.views import run as run_view
+from ..services.views import teach as teach_view
+from .rendering import PageRoute, render
 
 router = APIRouter(
     route_class=PageRoute, include_in_schema=False, default_response_class=HTMLResponse
 )
-
-
-def is_htmx(request: Request) -> bool:
-    return request.headers.get("HX-Request") == "true"
-
-
-def render(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
-    return templates.TemplateResponse(request, name, context, status_code=status_code)
 
 
 # --------------------------------------------------------------------------- home, data sets
@@ -104,12 +30,13 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
 
 @router.get("/")
 def home(request: Request, session: SessionDep, generator: str | None = None) -> Response:
-    return render(request, "home.html", **views.home(session, generator))
+    return render(request, "home.html", home_view.home(session, generator))
 
 
 @router.get("/partials/generator")
 def generator_params(request: Request, generator: str) -> Response:
-    return render(request, "partials/generator_params.html", **views.generator_form(generator))
+    context = home_view.generator_form(generator)
+    return render(request, "partials/generator_params.html", context)
 
 
 @router.get("/datasets/{dataset_id}")
@@ -121,8 +48,8 @@ def dataset_page(
     algorithm: str | None = None,
     objective: str | None = None,
 ) -> Response:
-    context = views.dataset_page(session, settings.data_dir, dataset_id, algorithm, objective)
-    return render(request, "dataset.html", **context)
+    context = home_view.dataset_page(session, settings.data_dir, dataset_id, algorithm, objective)
+    return render(request, "dataset.html", context)
 
 
 @router.get("/datasets/{dataset_id}/run-params")
@@ -135,27 +62,23 @@ def run_params(
     k: str | None = None,
 ) -> Response:
     dataset = dataset_service.get_dataset(session, dataset_id)
-    context = views.run_form(dataset, algorithm, objective, k)
-    return render(request, "partials/run_params.html", **context)
+    context = home_view.run_form(dataset, algorithm, objective, k)
+    return render(request, "partials/run_params.html", context)
 
 
 # --------------------------------------------------------------------------- runs
 
 
 @router.get("/runs/{run_id}")
-def run_page(request: Request, session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
-    return render(request, "run.html", **views.run_page(session, settings.data_dir, run_id))
+def run_page(request: Request, session: SessionDep, run_id: int) -> Response:
+    """The run; while it runs, the browser follows its trace through the API."""
+    return render(request, "run.html", run_view.run_page(session, run_id))
 
 
-@router.get("/runs/{run_id}/live")
-def run_live(request: Request, session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
-    """The polled fragment: status, progress and the charts so far; once the run has ended,
-    HX-Refresh makes the browser load the full results page."""
-    context = views.run_page(session, settings.data_dir, run_id)
-    response = render(request, "partials/run_live.html", **context)
-    if not context["live"]:
-        response.headers["HX-Refresh"] = "true"
-    return response
+@router.get("/runs/{run_id}/figures")
+def run_figures(session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
+    """A finished run's figures and player frames, fetched by its page (sent compressed)."""
+    return JSONResponse(run_view.run_figures(session, settings.data_dir, run_id))
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -163,13 +86,14 @@ def run_live(request: Request, session: SessionDep, settings: SettingsDep, run_i
 
 @router.get("/comparisons/{comparison_id}")
 def comparison_page(request: Request, session: SessionDep, comparison_id: int) -> Response:
-    return render(request, "comparison.html", **views.comparison_page(session, comparison_id))
+    context = compare_view.comparison_page(session, comparison_id)
+    return render(request, "comparison.html", context)
 
 
 @router.get("/comparisons/{comparison_id}/live")
 def comparison_live(request: Request, session: SessionDep, comparison_id: int) -> Response:
-    context = views.comparison_page(session, comparison_id)
-    response = render(request, "partials/comparison_runs.html", **context)
+    context = compare_view.comparison_page(session, comparison_id)
+    response = render(request, "partials/comparison_runs.html", context)
     if not context["live"]:
         response.headers["HX-Refresh"] = "true"
     return response
@@ -180,8 +104,17 @@ def comparison_by_k(
     request: Request, session: SessionDep, settings: SettingsDep, comparison_id: int
 ) -> Response:
     """Loaded after the page: objective and test error against k."""
-    context = views.comparison_by_k(session, settings.data_dir, comparison_id)
-    return render(request, "partials/comparison_by_k.html", **context)
+    context = compare_view.comparison_by_k(session, settings.data_dir, comparison_id)
+    return render(request, "partials/comparison_by_k.html", context)
+
+
+# --------------------------------------------------------------------------- API documentation
+
+
+@router.get("/docs")
+def api_docs(request: Request) -> Response:
+    """The OpenAPI schema drawn by Swagger UI, served from static/vendor (works offline)."""
+    return render(request, "docs.html", {"openapi_url": request.app.openapi_url})
 
 
 # --------------------------------------------------------------------------- teaching
@@ -189,36 +122,44 @@ def comparison_by_k(
 
 @router.get("/teach")
 def teach_index(request: Request, session: SessionDep) -> Response:
-    return render(request, "teach_index.html", **views.teach_index(session))
+    return render(request, "teach_index.html", teach_view.teach_index(session))
 
 
 @router.post("/teach/lessons/{key}")
 def start_lesson(
     session: SessionDep, backend: BackendDep, settings: SettingsDep, key: str
 ) -> Response:
-    lessons.start(session, backend, settings.data_dir, views.lesson(key))
+    lessons.start(session, backend, settings.data_dir, teach_view.lesson(key))
     return RedirectResponse(f"/teach/lessons/{key}", status_code=303)
 
 
 @router.get("/teach/lessons/{key}")
 def lesson_page(request: Request, session: SessionDep, key: str) -> Response:
-    name = "partials/lesson_runs.html" if is_htmx(request) else "lesson.html"
-    return render(request, name, **views.lesson_page(session, key))
+    context = teach_view.lesson_page(session, key)
+    return render(request, "lesson.html", context, fragment="partials/lesson_runs.html")
 
 
 @router.get("/teach/{run_id}")
 def teach_page(
     request: Request,
     session: SessionDep,
+    settings: SettingsDep,
     run_id: int,
     step: str = "0",
     play: bool = False,
+    k: str | None = None,
+    nu: str | None = None,
 ) -> Response:
-    """One decision of a run (``step`` is the event's step number)."""
-    context = views.teach_page(session, run_id, step, play)
-    if is_htmx(request) and request.headers.get("HX-Target") == "teach-panel":
-        return render(request, "partials/teach_panel.html", **context)
-    return render(request, "teach.html", **context)
+    """One decision of a run (``step`` is the event's step number); ``k`` and ``nu`` recompute
+    the run at once with them (small problems)."""
+    context = teach_view.teach_page(session, settings.data_dir, run_id, step, play, k, nu)
+    return render(
+        request,
+        "teach.html",
+        context,
+        fragment="partials/teach_panel.html",
+        target="teach-panel",
+    )
 
 
-__all__ = ["asset_dir", "router"]
+__all__ = ["router"]

@@ -102,14 +102,18 @@ def cancel_run(session: SessionDep, run_id: int, response: Response):
 def export_run(
     session: SessionDep, run_id: int, format: Literal["csv", "json"] = "csv"
 ) -> Response:
-    """The selected features and their coefficients, as a download."""
+    """The selected features and their coefficients, with the run's setting (data, method,
+    parameters, seed, split) and metrics, as a download."""
     run = runs.get_run(session, run_id)
-    filename = f"run-{run_id}-features.{format}"
-    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    dataset = datasets.get_dataset(session, run.dataset_id)
+    headers = _download(f"run-{run_id}.{format}")
     if format == "json":
-        dataset = datasets.get_dataset(session, run.dataset_id)
         return JSONResponse(export.as_json(run, dataset), headers=headers)
-    return PlainTextResponse(export.as_csv(run), media_type="text/csv", headers=headers)
+    return PlainTextResponse(export.as_csv(run, dataset), media_type="text/csv", headers=headers)
+
+
+def _download(filename: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
 @router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
@@ -130,3 +134,20 @@ def submit_comparison(
 @router.get("/comparisons/{comparison_id}", response_model=ComparisonPublic, responses=NOT_FOUND)
 def get_comparison(session: SessionDep, comparison_id: int):
     return runs.get_comparison(session, comparison_id)
+
+
+@router.get(
+    "/comparisons/{comparison_id}/export",
+    responses={**NOT_FOUND, 200: {"content": {"text/csv": {}, "application/json": {}}}},
+)
+def export_comparison(
+    session: SessionDep, comparison_id: int, format: Literal["csv", "json"] = "csv"
+) -> Response:
+    """Every run of the comparison, one row each: setting, metrics, selected features."""
+    comparison = runs.get_comparison(session, comparison_id)
+    dataset = datasets.get_dataset(session, comparison.dataset_id)
+    headers = _download(f"comparison-{comparison_id}.{format}")
+    if format == "json":
+        return JSONResponse(export.comparison_rows(comparison, dataset), headers=headers)
+    body = export.comparison_csv(comparison, dataset)
+    return PlainTextResponse(body, media_type="text/csv", headers=headers)

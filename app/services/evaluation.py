@@ -14,7 +14,15 @@ from engine import metrics as measures
 from engine.scaling import column_scale, scale_columns
 
 from .. import run_options, storage
-from ..models import FitMetrics, RunResult, SelectedFeature, SupportRecovery, Task
+from ..models import (
+    Dataset,
+    FitMetrics,
+    Run,
+    RunResult,
+    SelectedFeature,
+    SupportRecovery,
+    Task,
+)
 
 
 def split_rows(
@@ -35,6 +43,26 @@ def split_rows(
         [rng.permutation(rows)[: round(len(rows) * test_fraction)] for rows in strata]
     )
     return np.setdiff1d(np.arange(n), test), np.sort(test)
+
+
+def select_run(
+    run: Run, dataset: Dataset, X: Any, y: np.ndarray, recorder: Any = None
+) -> SelectionResult:
+    """``engine.select`` with a run's settings, on the rows given (the one place a stored run
+    becomes an engine call: the workers and the teaching mode's instant reruns use it)."""
+    return engine.select(
+        X,
+        y,
+        algorithm=run.algorithm,
+        objective=run.objective,
+        k=run.k,
+        groups=dataset.groups,
+        recorder=recorder,
+        random_state=run.seed,
+        record_candidates=run.record_candidates,
+        standardize=run_options.standardize(run.params),
+        **run_options.engine_params(run.params),
+    )
 
 
 def check_split(y: np.ndarray, task: str, test_fraction: float | None, seed: int) -> str | None:

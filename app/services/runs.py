@@ -233,6 +233,8 @@ def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePa
         run_id=run_id,
         status=run.status,
         attempt=run.attempt,
+        progress=run.progress,
+        cancel_requested=run.cancel_requested,
         events=[row.data for row in rows],
         next_after=rows[-1].step if rows else after,
         complete=run.status not in ACTIVE and len(rows) < limit,

@@ -16,7 +16,8 @@ from engine.registry import Traits
 from engine.trace import Event, supports_in_order
 
 from ..models import Run
-from .charts import DASH, Figure, candidates_figure, feature_name, num
+from .charts.style import DASH, Figure, feature_name, num
+from .charts.teach import candidates_figure
 
 NU, TIMES, DELTA = "\u03bd", "\u00d7", "\u03b4"
 
@@ -65,6 +66,7 @@ class TeachStep:
     figure: Figure | None = None
     has_candidates: bool = False
     score_help: str = ""
+    scores_choice: bool = True  # the step is a choice among scored candidates
 
 
 def g(x: Any) -> str:
@@ -118,13 +120,24 @@ def explain(
     step.facts.append(("objective after", g(e.objective)))
     rule = rule_of(run)
 
-    if kind == "add":
+    greedy = traits_of(run).forward_rule is not None
+    if kind == "add" and not greedy:
+        step.added = name
+        step.sentence = _entry_sentence(e, name)
+        step.scores_choice = False
+        if num(e.score) is not None:
+            step.facts.append(("score", g(e.score)))
+    elif kind == "add":
         step.added = name
         step.sentence = _forward_sentence(run, e, name, rule, after)
         step.facts += [
             (f"score ({SCORE_LABELS[rule]})", g(e.score)),
             (f"gain {DELTA} (objective drop after refit)", g(e.gain)),
         ]
+    elif kind == "remove" and traits_of(run).deletion_for(run.params) is None:
+        step.removed = name
+        step.scores_choice = False
+        step.sentence = _exit_sentence(e, name)
     elif kind in ("remove", "check"):
         if kind == "remove":
             step.removed = name
@@ -150,13 +163,44 @@ def explain(
             where = f", found at step {best_step}" if best_step is not None else ""
             step.sentence += f" Its answer is {', '.join(answer)}{where}."
     step.figure, step.has_candidates = _figure(run, e, names, rule, index)
-    if kind == "add":
+    if kind == "add" and greedy:
         step.score_help = SCORE_HELP[rule]
     elif kind in ("remove", "check"):
         refit = traits_of(run).deletion_for(run.params) == "refit"
         how = "with the others refitted" if refit else "without refitting"
         step.score_help = f"how much the objective rises when the feature is deleted {how}"
     return step
+
+
+def _entry_sentence(e: Event, name: str) -> str:
+    """A feature entering under a method that does not pick the best-scored candidate: the l1
+    path (a coefficient leaves zero as the penalty falls), hard thresholding (the projection
+    keeps it), group OMP (its group was chosen)."""
+    info = e.info
+    if "alpha" in info:
+        return (
+            f"{name} entered the l1 path at alpha = {g(info['alpha'])}: as the penalty falls, "
+            f"its coefficient leaves zero; the objective is now {g(e.objective)}."
+        )
+    if "group" in info:
+        return (
+            f"{name} added with its group ({int(info['group'])}), the group whose gradient is "
+            f"largest in norm ({g(e.score)}); the objective is now {g(e.objective)}."
+        )
+    return (
+        f"{name} entered the support at this iteration: after the gradient step its "
+        f"coefficient ({g(e.score)}) is among those the projection keeps; the objective is now "
+        f"{g(e.objective)}."
+    )
+
+
+def _exit_sentence(e: Event, name: str) -> str:
+    if "alpha" in e.info:
+        return (
+            f"{name} left the l1 path at alpha = {g(e.info['alpha'])}: its coefficient crossed "
+            "zero as the penalty fell."
+        )
+    return f"{name} left the support: this iteration set its coefficient to zero."
 
 
 def _features(n: int) -> str:
@@ -192,8 +236,6 @@ def _backward_sentence(run: Run, e: Event, name: str, size_before: int) -> str:
             f"{name} removed: of the {size_before} selected features, deleting it (with a "
             f"refit) raises the objective least, by {cost}."
         )
-    if traits.deletion is None:  # an iterative method whose step left the feature at zero
-        return f"{name} left the support: this iteration set its coefficient to zero."
     rule = str(run.params[traits.backward_param]) if traits.backward_param else "fixed"
     nu = num(run.params.get("nu"))
     if rule in ("standard", "conservative") and nu and threshold is not None:

@@ -43,6 +43,7 @@ COVERED = {
         ("get", "/api/runs/{run_id}"),
         ("get", "/api/runs/{run_id}/trace"),
         ("get", "/api/runs/{run_id}/export"),
+        ("get", "/api/comparisons/{comparison_id}/export"),
     ],
     "test_jobs_workers::test_cancel_while_running": [("post", "/api/runs/{run_id}/cancel")],
 }

@@ -204,6 +204,8 @@ def test_trace_of_a_queued_run_is_empty_and_incomplete(client, dataset) -> None:
         "run_id": run["id"],
         "status": "queued",
         "attempt": 0,
+        "progress": 0.0,
+        "cancel_requested": False,
         "events": [],
         "next_after": 3,
         "complete": False,

@@ -96,7 +96,9 @@ def test_a_cancel_request_stops_the_run(db: Engine, data_dir: Path) -> None:
         assert cancel_run(session, run_id).cancel_requested  # what POST .../cancel does
     assert run_job(run_id, context(db, data_dir, held)) == RunStatus.cancelled
     run, steps = stored(db, run_id)
-    assert run.status == "cancelled" and run.result["stop_reason"] == "stopped by recorder"
+    assert (
+        run.status == "cancelled" and run.result["stop_reason"] == "cancelled at the user's request"
+    )
     assert steps == list(range(len(steps)))
 
 
@@ -125,6 +127,7 @@ def test_trace_is_written_in_batches(db: Engine, data_dir: Path) -> None:
         ("omp", None, 50, {"epsilon": 0.1}, [("add", 1)], 0.0),
         ("omp", 2, 50, {}, [("add", 1), ("add", 2), ("swap", 2)], 0.99),
         ("backward", 10, 50, {}, [], 0.0),
+        ("frank-wolfe", None, 50, {"B1": 1.0, "max_iter": 10}, [("add", 1), ("iterate", 1)], 0.2),
     ],
 )
 def test_progress(algorithm, k, d, params, events, expected) -> None:

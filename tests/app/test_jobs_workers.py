@@ -110,14 +110,32 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     assert csv_export.headers["content-type"].startswith("text/csv")
     assert "attachment" in csv_export.headers["content-disposition"]
     lines = csv_export.text.splitlines()
-    assert lines[0] == "feature,index,coefficient"
-    assert [line.split(",")[0] for line in lines[1:]] == ["'=cmd", "'-y", "(intercept)"]
-    coef = float(lines[1].split(",")[2])
+    table, settings = (
+        lines[: lines.index("")],
+        dict(line.split(",", 1) for line in lines[lines.index("") + 2 :]),
+    )
+    assert table[0] == "feature,index,coefficient"
+    assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y", "(intercept)"]
+    coef = float(table[1].split(",")[2])
     assert coef == pytest.approx(first["result"]["support"][0]["coef"])
+    # The export carries what the run was and how it did, not only the coefficients.
+    assert settings["algorithm"] == "forward-obj" and settings["seed"] == "0"
+    assert settings["params.fit_intercept"] == "True" and "train.r2" in settings
+    assert float(settings["objective"]) == pytest.approx(first["result"]["objective"])
     json_export = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "json"})
     exported = json_export.json()
     assert [f["name"] for f in exported["features"]] == ["=cmd", "-y"]
     assert exported["intercept"] == first["result"]["intercept"]
+    assert exported["metrics"]["train"] == first["result"]["train"]
+    assert (exported["seed"], exported["test_fraction"]) == (0, None)
+
+    # A comparison exports as one row per run.
+    rows = worker_client.get(f"{comparison['url']}/export", params={"format": "json"}).json()
+    assert [r["algorithm"] for r in rows] == ["forward-obj", "foba-obj"]
+    assert rows[1]["selected"] == [f["name"] for f in second["result"]["support"]]
+    table = worker_client.get(f"{comparison['url']}/export").text.splitlines()
+    assert table[0].startswith("run_id,dataset_id,dataset,target,algorithm") and len(table) == 3
+    assert '"[""=cmd"", ""-y""]"' in table[1]  # a JSON list: it starts with "[", no formula
 
     # The trace is incremental, and teaching mode keeps candidate scores.
     events = full_trace(worker_client, second["id"])
@@ -144,10 +162,12 @@ def test_cancel_while_running(worker_client, slow_job) -> None:
     assert again.status_code in (200, 202)
     run = wait_for(worker_client, run["id"], timeout=10)
     assert run["status"] == "cancelled"
-    assert run["result"]["stop_reason"] == "stopped by recorder"  # the partial result is kept
+    assert (
+        run["result"]["stop_reason"] == "cancelled at the user's request"
+    )  # the partial result is kept
     events = full_trace(worker_client, run["id"])
     assert_clean_trace(events)
-    assert events[-1]["reason"] == "stopped by recorder"
+    assert events[-1]["reason"] == "cancelled at the user's request"
 
 
 def test_killed_worker_run_is_requeued_and_completes_once(worker_client, slow_job) -> None:

@@ -222,3 +222,13 @@ def test_result_best_along_path_is_the_trace_analysis():
     for size, (support, value, step) in res.best_along_path().items():
         assert value == pytest.approx(ls_refit(X, y, sorted(support))[2], rel=1e-9)
         assert res.trace[step].support_size == size
+
+
+def test_a_recorder_callback_may_say_why_it_stops_the_run():
+    X, y = make_decoy_problem(2, n=60, d=25, k=4)
+    result = engine.select(
+        X, y, algorithm="foba-obj", k=4, recorder=lambda e: "enough" if e.step == 3 else True
+    )
+    assert result.cancelled and result.stop_reason == "enough"
+    assert [e.kind for e in result.trace][-1] == "stop" and result.trace[-1].reason == "enough"
+    assert len(result.trace) == 5  # steps 0-3, then the stop

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
+from browser_helpers import finish_a_run, launch_browser, open_page, serve_app
 from page_helpers import generate
 from service_helpers import make_settings, serve, submit, wait_for
 
@@ -87,3 +88,11 @@ def idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     data_dir = tmp_path_factory.mktemp("idle") / "data"
     with serve(make_settings(data_dir)) as client:
         yield client
+
+
+# The browser tests' fixtures (tests/pages/browser_helpers.py): one app subprocess and one
+# Chromium per test module, a fresh page per test, and a finished FoBa run to look at.
+server = pytest.fixture(scope="module")(serve_app)
+browser = pytest.fixture(scope="module")(launch_browser)
+page = pytest.fixture(open_page)
+finished_run = pytest.fixture(scope="module")(finish_a_run)

@@ -7,141 +7,20 @@ Skipped only when /usr/bin/chromium is missing. Screenshots go to test-output/sc
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
+from browser_helpers import CHROMIUM, ROOT, SHOTS, api
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-# Screenshots of every page the tests visit, kept for a person to look at after the run.
-SHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "test-output" / "screenshots"))
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATA_DIR": str(tmp_path_factory.mktemp("browser") / "data"),
-        "DATABASE_URL": "",
-        "WORKERS": "1",
-        "SEED_SAMPLES": "false",
-        "POLL_SECONDS": "0.2",
-        "HEARTBEAT_SECONDS": "0.3",
-        "STALE_AFTER_SECONDS": "5",
-        "TRACE_BATCH_SECONDS": "0.2",
-    }
-    env.update(HOST="127.0.0.1", PORT=str(port))
-    env.pop("API_KEY", None)  # the pages post to /api from the browser, without a key
-    command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
-    proc = subprocess.Popen(command, cwd=ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the app did not start")
-        time.sleep(0.1)
-    try:
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(20_000)
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors: {errors}"
-
-
-def api(base: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-    response = httpx.request(method, base + path, timeout=30, **kwargs)
-    assert response.status_code < 300, response.text
-    return response.json()
-
-
-def wait_done(base: str, run_id: int, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while (run := api(base, "GET", f"/api/runs/{run_id}"))["status"] not in (
-        "done",
-        "failed",
-        "cancelled",
-    ):
-        assert time.monotonic() < deadline, run["status"]
-        time.sleep(0.1)
-    return run
-
-
-@pytest.fixture(scope="module")
-def finished_run(server: str) -> dict[str, Any]:
-    """A small FoBa run with candidate scores, finished."""
-    ds = api(
-        server,
-        "POST",
-        "/api/datasets/generate",
-        json={"generator": "gaussian_regression", "params": {"n": 80, "d": 15, "rho": 0.7}},
-    )
-    run = api(
-        server,
-        "POST",
-        "/api/runs",
-        json={
-            "dataset_id": ds["id"],
-            "algorithm": "foba-obj",
-            "k": 4,
-            "record_candidates": True,
-            "test_fraction": 0.25,
-        },
-    )
-    return wait_done(server, run["id"])
 
 
 def test_upload_csv_by_file_input(server: str, page: Any, tmp_path: Path) -> None:

@@ -7,7 +7,10 @@ from page_helpers import check_figure
 
 import engine
 from app.models import Run
-from app.services import charts, teach
+from app.services import teach
+from app.services.charts import compare, player, recovery, style
+from app.services.charts import run as run_charts
+from app.services.charts.teach import candidates_figure
 from engine.trace import Event, best_along_path, membership, supports_in_order
 
 NAMES = ["alpha", "beta", "gamma", "delta", "eps"]
@@ -34,7 +37,7 @@ def test_membership_and_frames_follow_adds_removes_and_swaps():
     assert member.segments[2] == [(0, 4)]
     assert member.segments[0] == [(2, 5)]
     assert member.segments[3] == [(5, None)]
-    frames = charts.player_frames(TRACE, NAMES)
+    frames = player.player_frames(TRACE, NAMES)
     assert [f["step"] for f in frames["frames"]] == list(range(7))
     last = frames["supports"][frames["frames"][-1]["support"]]
     assert sorted(last) == [1, 3]
@@ -46,28 +49,28 @@ def test_long_traces_thin_iterations_but_keep_every_decision():
     events = [ev(0, "add", 0, 2.0, 1)]
     events += [ev(i, "iterate", None, 1.0, 1) for i in range(1, 5000)]
     events += [ev(5000, "stop", None, 1.0, 1, reason="done")]
-    frames = charts.player_frames(events, NAMES)["frames"]
-    assert len(frames) <= charts.MAX_FRAMES + 1
+    frames = player.player_frames(events, NAMES)["frames"]
+    assert len(frames) <= style.MAX_FRAMES + 1
     assert frames[0]["kind"] == "add" and frames[-1]["kind"] == "stop"
 
 
 def test_every_figure_is_valid_plotly_with_names_and_distinct_markers():
-    path = charts.path_figure(TRACE, NAMES, true_support=[1, 3], best_step=4, k=2)
+    path = run_charts.path_figure(TRACE, NAMES, true_support=[1, 3], best_step=4, k=2)
     check_figure(path)
     symbols = {t["name"]: t["marker"]["symbol"] for t in path["data"] if t["mode"] == "markers"}
     assert symbols["addition"] != symbols["deletion"]
     assert path["layout"]["yaxis"]["categoryarray"][0] == "gamma"
     assert "beta ★" in path["layout"]["yaxis"]["categoryarray"]
     for fig in (
-        charts.objective_step_figure(TRACE, best_step=4, k=2),
-        charts.objective_size_figure(TRACE, k=2),
-        charts.coef_figure(
+        run_charts.objective_step_figure(TRACE, best_step=4, k=2),
+        run_charts.objective_size_figure(TRACE, k=2),
+        run_charts.coef_figure(
             [{"index": 1, "name": "beta", "coef": 1.5}], true_support=[1, 3], names=NAMES
         ),
-        charts.roc_figure([charts.roc_of(TRACE, [1, 3], 5, "run")]),
-        charts.by_k_figure([charts.Series("a", [1, 2], [2.0, 1.0])], title="t", ytitle="y"),
-        charts.time_figure(["a"], [0.1], [0.2]),
-        charts.candidates_figure(
+        recovery.roc_figure([recovery.roc_of(TRACE, [1, 3], 5, "run")]),
+        compare.by_k_figure([compare.Series("a", [1, 2], [2.0, 1.0])], title="t", ytitle="y"),
+        compare.time_figure(["a"], [0.1], [0.2]),
+        candidates_figure(
             ["beta", "alpha"],
             [0.2, 0.9],
             chosen=0,
@@ -80,17 +83,17 @@ def test_every_figure_is_valid_plotly_with_names_and_distinct_markers():
     ):
         check_figure(fig)
     for empty in (
-        charts.path_figure([], NAMES),
-        charts.objective_step_figure([]),
-        charts.roc_figure([]),
-        charts.coef_figure([]),
+        run_charts.path_figure([], NAMES),
+        run_charts.objective_step_figure([]),
+        recovery.roc_figure([]),
+        run_charts.coef_figure([]),
     ):
         check_figure(empty)
 
 
 def test_roc_needs_true_and_false_features():
-    assert charts.roc_of(TRACE, [], 5, "x") is None
-    roc = charts.roc_of(TRACE, [2], 5, "x")
+    assert recovery.roc_of(TRACE, [], 5, "x") is None
+    roc = recovery.roc_of(TRACE, [2], 5, "x")
     assert roc is not None and roc.auc == pytest.approx(1.0)
 
 

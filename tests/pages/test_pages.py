@@ -118,7 +118,7 @@ def test_missing_pages_are_html_404s(site):
         "/comparisons/9999",
         "/teach/9999",
         "/teach/lessons/nope",
-        "/runs/9999/live",
+        "/runs/9999/figures",
     ):
         page = html_of(site.client, url, 404)
         assert "does not exist" in page or "no lesson" in page
@@ -131,7 +131,14 @@ def test_finished_run_page_has_player_charts_and_results(site):
     run = site.foba
     page = html_of(site.client, f"/runs/{run['id']}")
     assert 'id="player"' in page and 'type="range"' in page
-    figs = figures(page)
+    assert 'data-figures="/runs/{}/figures"'.format(run["id"]) in page
+    for div in ("chart-path", "chart-objective-step", "chart-objective-size", "chart-coef"):
+        assert f'id="{div}"' in page
+    assert not figures(page)  # the page holds no chart data: it fetches it
+    response = site.client.get(f"/runs/{run['id']}/figures")
+    assert response.status_code == 200 and response.headers["content-encoding"] == "gzip"
+    payload = response.json()
+    figs = {f"chart-{key.replace('_', '-')}": fig for key, fig in payload["figures"].items()}
     assert {
         "chart-path",
         "chart-objective-step",
@@ -150,7 +157,7 @@ def test_finished_run_page_has_player_charts_and_results(site):
     assert markers["addition"]["symbol"] != markers.get("deletion", {"symbol": "x"})["symbol"] or (
         "deletion" not in markers
     )
-    frames = json.loads(re.search(r'id="player-data">(.*?)</script>', page, re.S).group(1))
+    frames = payload["frames"]
     assert len(frames["frames"]) == len(
         site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
     )
@@ -181,23 +188,44 @@ def test_backward_elimination_is_greyed_out_and_refused_when_n_is_not_above_d(si
     assert "more samples than features" in response.json()["detail"][0]["msg"]
 
 
-def test_queued_run_page_polls_a_live_fragment(idle):
+def test_queued_run_page_follows_the_trace_api(idle):
     ds = generate(idle, "gaussian_regression", n=40, d=8)
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2)
     page = html_of(idle, f"/runs/{run['id']}")
-    assert 'hx-get="/runs/{}/live"'.format(run["id"]) in page
-    assert 'hx-trigger="every 1s"' in page and "Cancel the run" in page
-    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
-    assert fragment.status_code == 200 and "<html" not in fragment.text
-    assert 'role="progressbar"' in fragment.text and "HX-Refresh" not in fragment.headers
+    assert 'data-live="live-setup"' in page and "Cancel the run" in page
+    assert 'role="progressbar"' in page and 'id="run-status"' in page
+    setup = json.loads(re.search(r'id="live-setup">(.*?)</script>', page, re.S).group(1))
+    assert setup["trace_url"] == f"/api/runs/{run['id']}/trace"
+    assert setup["names"] == ds["feature_names"] and setup["styles"]["add"]["symbol"]
+    for layout in setup["layouts"].values():
+        check_figure({"data": [], "layout": layout})
+    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
+    assert (poll["status"], poll["progress"], poll["complete"]) == ("queued", 0.0, False)
     assert idle.post(f"/api/runs/{run['id']}/cancel").status_code == 200
-    fragment = idle.get(f"/runs/{run['id']}/live", headers=HX)
-    assert fragment.headers["HX-Refresh"] == "true"  # ended: the browser reloads the page
+    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
+    assert poll["complete"] and poll["cancel_requested"]  # ended: the page reloads itself
 
 
-def test_live_fragment_of_a_finished_run_asks_for_a_reload(site):
-    response = site.client.get(f"/runs/{site.foba['id']}/live", headers=HX)
-    assert response.status_code == 200 and response.headers["HX-Refresh"] == "true"
+def test_a_long_run_keeps_its_page_light(site):
+    """10,000 events: the page's HTML stays small (the charts come as compressed JSON) and a
+    poll for the events after the last one seen returns only those."""
+    ds = generate(site.client, "gaussian_regression", n=60, d=30, k_true=3)
+    run = submit(
+        site.client,
+        ds["id"],
+        algorithm="frank-wolfe",
+        params={"B1": 3.0, "epsilon": 1e-12, "max_iter": 9999},
+    )
+    run = wait_for(site.client, run["id"], timeout=180)
+    assert run["status"] == "done", run["error"]
+    page = site.client.get(f"/runs/{run['id']}")
+    assert len(page.content) < 400_000, len(page.content)
+    trace = site.client.get(f"/api/runs/{run['id']}/trace?after=-1&limit=5000").json()
+    last = site.client.get(f"/api/runs/{run['id']}/trace?limit=5000&after=9990").json()
+    assert [e["step"] for e in last["events"]] == list(range(9991, 10000))
+    assert trace["next_after"] == 4999 and not trace["complete"] and last["complete"]
+    figures_json = site.client.get(f"/runs/{run['id']}/figures")
+    assert figures_json.headers["content-encoding"] == "gzip"
 
 
 # --------------------------------------------------------------------------- comparison
@@ -273,7 +301,11 @@ def test_starting_a_lesson_twice_creates_it_once(site):
     page = html_of(client, f"/teach/{foba['id']}?step={removal['step']}")
     assert "f3 removed: deleting it raises the objective by" in page
     assert "below 0.5 \u00d7 " in page
-    assert "Same step in" in page and f'href="/teach/{forward["id"]}?step=' in page
+    # Paired by decision: the deletion leaves two features, as forward greedy's step 1 does.
+    forward_events = client.get(f"/api/runs/{forward['id']}/trace").json()["events"]
+    pair = next(e["step"] for e in forward_events if e["support_size"] == 2)
+    assert "The same decision in" in page
+    assert f'href="/teach/{forward["id"]}?step={pair}"' in page
 
 
 def test_teach_page_steps_through_forward_and_backward_decisions(site):
@@ -285,9 +317,8 @@ def test_teach_page_steps_through_forward_and_backward_decisions(site):
     check_figure(fig)
     chosen = next(t for t in fig["data"] if t["name"] == "chosen")
     assert chosen["y"] == [site.dataset["feature_names"][events[0]["feature"]]]
-    assert "keydown[key==&#39;ArrowRight&#39;] from:body" in first or (
-        "keydown[key=='ArrowRight'] from:body" in first
-    )
+    last = events[-1]["step"]
+    assert f'data-run="{run["id"]}" data-last="{last}"' in first  # what the keys step through
     check = next(e for e in events if e["kind"] == "check")
     page = html_of(site.client, f"/teach/{run['id']}?step={check['step']}")
     assert "Nothing removed: the cheapest deletion" in page
@@ -323,3 +354,59 @@ def test_teach_page_of_a_queued_run_waits(idle):
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2, record_candidates=True)
     page = html_of(idle, f"/teach/{run['id']}")
     assert "No step recorded yet" in page and 'hx-trigger="every 1s"' in page
+
+
+def test_a_step_out_of_range_is_said_not_hidden(site):
+    run = site.foba
+    last = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"][-1]["step"]
+    page = html_of(site.client, f"/teach/{run['id']}?step=9999")
+    assert f"This run has steps 0 to {last}; there is no step 9999" in page
+    assert f'data-step="{last}"' in page
+    assert "is not a step number" in html_of(site.client, f"/teach/{run['id']}?step=abc")
+    assert "there is no step" not in html_of(site.client, f"/teach/{run['id']}?step=1")
+
+
+def test_api_docs_are_served_from_vendored_files(site):
+    page = html_of(site.client, "/docs")
+    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in page and "cdn" not in page.lower()
+    assert 'data-openapi="/openapi.json"' in page and "<script>" not in page  # no inline script
+    for path in ("swagger-ui/swagger-ui-bundle.js", "swagger-ui/swagger-ui.css", "plotly.min.js"):
+        response = site.client.get(f"/static/vendor/{path}")
+        assert response.status_code == 200, path
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert response.headers["content-encoding"] == "gzip"
+    assert site.client.get("/static/app.js").headers["cache-control"] == "no-cache"
+    assert site.client.get("/redoc").status_code == 404
+
+
+def test_unknown_urls_are_html_pages_for_people_and_json_for_programs(site):
+    page = html_of(site.client, "/no/such/page", 404, headers={"Accept": "text/html"})
+    assert "There is no page at /no/such/page" in page
+    api = site.client.get("/api/nothing", headers={"Accept": "text/html"})
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+    assert site.client.get("/no/such/page").json() == {"detail": "Not Found"}  # no Accept: html
+
+
+def test_teaching_mode_recomputes_a_small_run_at_once_with_another_k_or_nu(site):
+    run = site.foba  # gaussian regression with 12 features: small enough
+    base = html_of(site.client, f"/teach/{run['id']}?step=0")
+    assert 'name="k"' in base and 'name="nu"' in base and "What if" not in base
+    page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
+    assert "What if</strong> k = 2, \u03bd = 0.3:" in page and "not stored" in page
+    assert f'href="/teach/{run["id"]}?step=1&amp;k=2&amp;nu=0.3"' in page  # links keep it
+    assert 'data-query="&amp;k=2&amp;nu=0.3"' in page
+    answer = re.search(r"Its answer: ([^.]*)\.", page).group(1).split(", ")
+    assert len(answer) == 2
+    # Nothing was stored: the run and the list of runs are as they were.
+    assert site.client.get(f"/api/runs/{run['id']}").json()["k"] == run["k"]
+    refused = site.client.get(f"/teach/{run['id']}?step=0&k=99")
+    assert refused.status_code == 422 and "k must be between 1 and 12" in refused.text
+    assert site.client.get(f"/teach/{run['id']}?step=0&nu=abc").status_code == 422
+
+
+def test_instant_reruns_say_why_they_are_not_offered_on_large_data(site):
+    ds = generate(site.client, "gaussian_regression", n=40, d=60)
+    run = wait_for(site.client, submit(site.client, ds["id"], algorithm="omp", k=3)["id"])
+    page = html_of(site.client, f"/teach/{run['id']}?step=0")
+    assert "instant reruns are for data sets of at most 50 features" in page
+    assert 'name="k"' not in page

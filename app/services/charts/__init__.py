@@ -1,0 +1,1 @@
+"""Plotly figures: shared style, then one module per page (run, compare, teach)."""

@@ -1,0 +1,109 @@
+"""The compare page: runs of one data set side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from engine.trace import best_along_path
+
+from ...models import ACTIVE, RunStatus
+from .. import datasets as dataset_service
+from .. import evaluation
+from .. import runs as run_service
+from ..charts import compare as compare_charts
+from ..charts import recovery
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _label(run: Any, runs: Sequence[Any]) -> str:
+    same = [r for r in runs if r.algorithm == run.algorithm]
+    return run.algorithm if len(same) == 1 else f"{run.algorithm} #{run.id}"
+
+
+def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
+    comparison = run_service.get_comparison(session, comparison_id)
+    dataset = dataset_service.get_dataset(session, comparison.dataset_id)
+    runs = comparison.runs
+    labels = {r.id: _label(r, runs) for r in runs}
+    truth = dataset.true_support
+    rocs, selected = [], {}
+    for r in runs:
+        if r.result is None:
+            continue
+        selected[r.id] = [f.name for f in r.result.support]
+        if truth is not None:
+            roc = recovery.roc_of(
+                run_service.trace_events(session, r.id), truth, dataset.n_features, labels[r.id]
+            )
+            if roc:
+                rocs.append(roc)
+    finished = [r for r in runs if r.result is not None]
+    counts: dict[str, int] = {}
+    for names in selected.values():
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    truth_names = {dataset.feature_names[j] for j in truth} if truth else set()
+    rows = sorted(counts, key=lambda n: (-counts[n], dataset.feature_names.index(n)))
+    return {
+        "comparison": comparison,
+        "ds": dataset,
+        "labels": labels,
+        "live": any(r.status in ACTIVE for r in runs),
+        "selected": {rid: set(names) for rid, names in selected.items()},
+        "feature_rows": rows,
+        "counts": counts,
+        "n_finished": len(selected),
+        "everyone": [n for n in rows if counts[n] == len(selected)] if selected else [],
+        "some": [n for n in rows if counts[n] < len(selected)],
+        "truth_names": truth_names,
+        "figures": {
+            "roc": recovery.roc_figure(rocs) if truth is not None else None,
+            "time": compare_charts.time_figure(
+                [labels[r.id] for r in finished],
+                [r.result.engine_seconds for r in finished],
+                [r.run_seconds for r in finished],
+                title="Time per run",
+            ),
+        },
+        "rocs": {roc.label: roc for roc in rocs},
+    }
+
+
+def comparison_by_k(session: Session, data_dir: Path, comparison_id: int) -> dict[str, Any]:
+    """Objective and test error against k, from Zhang's best size-k support along each path
+    (refitted on the training rows, scored on the held-out ones)."""
+    comparison = run_service.get_comparison(session, comparison_id)
+    dataset = dataset_service.get_dataset(session, comparison.dataset_id)
+    labels = {r.id: _label(r, comparison.runs) for r in comparison.runs}
+    objective, error = [], []
+    error_label = None
+    for r in comparison.runs:
+        best = best_along_path(run_service.trace_events(session, r.id))
+        ks = sorted(k for k in best if k > 0)
+        objective.append(compare_charts.Series(labels[r.id], ks, [best[k][1] for k in ks]))
+        if r.test_fraction and r.status == RunStatus.done and ks:
+            run = run_service.get_run(session, r.id)
+            errors, error_label = evaluation.refit_errors(
+                run, dataset, data_dir, {k: sorted(best[k][0]) for k in ks}
+            )
+            error.append(compare_charts.Series(labels[r.id], ks, [errors[k] for k in ks]))
+    figures = {
+        "objective_k": compare_charts.by_k_figure(
+            objective,
+            title="Training objective of the best k-feature support along the path",
+            ytitle="Objective (training loss)",
+        ),
+        "error_k": compare_charts.by_k_figure(
+            error,
+            title=f"Test {error_label or 'error'} of the best k-feature support",
+            ytitle=f"Test {error_label or 'error'}",
+        )
+        if error
+        else None,
+    }
+    return {"figures": figures, "has_split": any(r.test_fraction for r in comparison.runs)}

@@ -1,0 +1,96 @@
+"""What if: a small run's decisions recomputed at once with another k or nu, for the teaching
+mode. It runs in the web process, so only on small problems, and stores nothing: the page
+shows the new path beside the stored run, one decision at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import engine
+from engine.trace import Event
+
+from .. import run_options, storage
+from ..errors import InvalidInput
+from ..models import Dataset, Run
+from .evaluation import select_run, split_rows
+
+MAX_FEATURES = 50  # the issue's "small problem"
+MAX_CELLS = 250_000  # rows x features: a FoBa path on this many takes well under a second
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    run: Run  # the stored run's settings with the changes (never stored)
+    events: list[Event]
+    answer: list[str]  # the selected feature names
+    changes: dict[str, Any]  # what differs from the stored run
+    query: str  # the changes as URL parameters, for the page's links ("&k=3&nu=0.4")
+
+
+def unavailable(dataset: Dataset) -> str | None:
+    """Why instant reruns are not offered on this data set, or None."""
+    if dataset.n_features > MAX_FEATURES:
+        return f"instant reruns are for data sets of at most {MAX_FEATURES} features"
+    if dataset.n_samples * dataset.n_features > MAX_CELLS:
+        return f"instant reruns are for data sets of at most {MAX_CELLS:,} cells"
+    return None
+
+
+def changes_of(run: Run, k: str | None, nu: str | None) -> dict[str, Any]:
+    """The asked-for changes that differ from the run (raw text from the URL, checked)."""
+    changes: dict[str, Any] = {}
+    if k not in (None, ""):
+        if not k.isdigit():
+            raise InvalidInput(f"k must be a whole number, got {k!r}", loc=("query", "k"))
+        if int(k) != run.k:
+            changes["k"] = int(k)
+    if nu not in (None, ""):
+        try:
+            value = float(nu)
+        except ValueError:
+            raise InvalidInput(f"nu must be a number, got {nu!r}", loc=("query", "nu")) from None
+        if value != run.params.get("nu"):
+            changes["nu"] = value
+    return changes
+
+
+def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any]) -> WhatIf:
+    """The run again with ``changes`` (k and nu), on the same rows, recording every decision's
+    candidate scores."""
+    if reason := unavailable(dataset):
+        raise InvalidInput(reason, loc=("query",))
+    k = changes.get("k", run.k)
+    params = run_options.engine_params(run.params)
+    params = {**params, **({"nu": changes["nu"]} if "nu" in changes else {})}
+    try:
+        checked = engine.check_config(
+            run.algorithm,
+            run.objective,
+            k=k,
+            params=params,
+            n_samples=dataset.n_samples,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+            task=dataset.task,
+        )
+    except engine.ConfigError as exc:
+        raise InvalidInput(str(exc), loc=("query", exc.field)) from None
+    stored = run_options.stored(checked.params, standardize=run_options.standardize(run.params))
+    changed = Run(**{**run.model_dump(), "k": checked.k, "params": stored})
+    changed.record_candidates = True
+    arrays = storage.load_arrays(data_dir, dataset.file)
+    X, y = storage.unpack_matrix(arrays), arrays["y"]
+    train, _ = split_rows(y, dataset.task, run.test_fraction, run.seed)
+    result = select_run(changed, dataset, X[train], y[train])
+    names = dataset.feature_names
+    return WhatIf(
+        run=changed,
+        events=result.trace,
+        answer=[names[j] for j in result.support],
+        changes=changes,
+        query="&" + urlencode(changes),
+    )
