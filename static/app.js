@@ -669,12 +669,12 @@
   let teachTarget = null;
   let teachRequest = null;
 
-  async function loadTeachStep(run, step, push = true) {
+  async function loadTeachStep(run, step, push = true, given = null) {
     if (teachRequest) teachRequest.abort();
     const request = new AbortController();
     teachRequest = request;
     const panel = document.getElementById("teach-panel");
-    const url = `/teach/${run}?step=${step}${panel ? panel.dataset.query || "" : ""}`;
+    const url = given || `/teach/${run}?step=${step}${panel ? panel.dataset.query || "" : ""}`;
     try {
       const response = await fetch(url, { headers: { "HX-Request": "true", "HX-Target": "teach-panel" }, signal: request.signal });
       const html = await response.text();
@@ -771,10 +771,14 @@
     });
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);
-      window.addEventListener("popstate", (e) => {
+      // Back and Forward: show the step the address now names (entries made by the keys,
+      // by HTMX's links, or the page's first load, which has no state of its own).
+      window.addEventListener("popstate", () => {
         const panel = document.getElementById("teach-panel");
-        if (panel && e.state && e.state.teachStep !== undefined) {
-          loadTeachStep(panel.dataset.run, e.state.teachStep, false);
+        const step = stepFromURL();
+        if (panel && step !== null) {
+          teachTarget = null;
+          loadTeachStep(panel.dataset.run, step, false, window.location.pathname + window.location.search);
         }
       });
     }

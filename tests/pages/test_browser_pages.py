@@ -133,6 +133,14 @@ def test_fast_arrow_keys_lose_no_step(server: str, page: Any, finished_run: dict
     back = int(page.evaluate("new URLSearchParams(location.search).get('step')"))
     assert back < 8
     page.wait_for_selector(f'[data-step="{back}"]')
+    # Back to the page's first entry (it has no history state of its own) shows its step too.
+    page.goto(f"{server}/teach/{run_id}?step=4")
+    page.wait_for_selector('[data-step="4"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector('[data-step="5"]')
+    page.go_back()
+    page.wait_for_function("location.search === '?step=4'")
+    page.wait_for_selector('[data-step="4"]')
 
 
 def test_a_running_run_follows_its_trace(server: str, page: Any) -> None:
