@@ -11,15 +11,17 @@ from fastapi.middleware.gzip import GZipMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings
-from .db import create_tables, make_db
+from .db import make_db
 from .errors import install_handlers
 from .jobs.factory import make_backend
 from .limits import BodyLimit
+from .migrations import prepare_schema
 from .routers.api import api_router, health_router
 from .routers.pages import router as pages_router
 from .routers.rendering import static_files, unknown_url
 from .services.datasets import UploadGate
 from .services.samples import seed_samples
+from .storage import make_store
 
 log = logging.getLogger(__name__)
 
@@ -40,17 +42,24 @@ first one's result. When the server has an `API_KEY`, send `Authorization: Beare
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open the database, store the samples, start the job backend; undo on shutdown."""
+    """Open the database (schema brought to head), build the array store, store the samples,
+    start the job backend; undo on shutdown."""
     settings: Settings = app.state.settings
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    db = make_db(settings.database_url)
-    create_tables(db)
+    db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
+    try:
+        revision = prepare_schema(db, migrate=settings.migrate_on_start)
+    except BaseException:
+        db.dispose()
+        raise
+    log.info("database schema at revision %s", revision)
+    store = make_store(settings.storage, settings.data_dir, db)
     if settings.seed_samples:
-        added = seed_samples(db, settings.data_dir)
+        added = seed_samples(db, store)
         log.info("stored %d sample data sets", added)
     backend = make_backend(settings, db)
     backend.start()
-    app.state.db, app.state.backend = db, backend
+    app.state.db, app.state.store, app.state.backend = db, store, backend
     try:
         yield
     finally:

@@ -19,12 +19,13 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine
 
 from ..config import Settings
 from ..db import make_db
+from ..storage import make_store
 from . import lease
 from .tasks import JobContext, run_job
 
@@ -39,6 +40,8 @@ class WorkerConfig:
     """What a worker process needs (picklable: it crosses the spawn boundary)."""
 
     database_url: str
+    busy_timeout_seconds: float
+    storage: Literal["directory", "database"]
     data_dir: Path
     poll_seconds: float
     heartbeat_seconds: float
@@ -49,6 +52,8 @@ class WorkerConfig:
     def of(cls, settings: Settings) -> WorkerConfig:
         return cls(
             database_url=settings.database_url,
+            busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
+            storage=settings.storage,
             data_dir=settings.data_dir,
             poll_seconds=settings.poll_seconds,
             heartbeat_seconds=settings.heartbeat_seconds,
@@ -65,7 +70,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     # Ctrl+C reaches the whole process group; the supervisor decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
-    db = make_db(config.database_url)
+    db = make_db(config.database_url, config.busy_timeout_seconds)
     name = f"{socket.gethostname()}:{os.getpid()}"
     parent = os.getppid()
     try:
@@ -86,7 +91,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
 def _context(config: WorkerConfig, db: Engine, held: lease.Claim, stop: Event) -> JobContext:
     return JobContext(
         db=db,
-        data_dir=config.data_dir,
+        store=make_store(config.storage, config.data_dir, db),
         claim=held,
         batch_events=config.batch_events,
         batch_seconds=config.batch_seconds,

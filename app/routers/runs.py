@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ..deps import BackendDep, SessionDep, SettingsDep
+from ..deps import BackendDep, SessionDep, StoreDep
 from ..models import (
     ComparisonCreate,
     ComparisonPublic,
@@ -37,13 +37,13 @@ NOT_FOUND = {404: {"model": Message}}
 def submit_run(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: RunCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue a run; poll its URL (or its trace) until the status is final."""
-    run = runs.submit_run(session, backend, settings.data_dir, body, idempotency_key)
+    run = runs.submit_run(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunPublic.of(run)
 
@@ -120,13 +120,13 @@ def _download(filename: str) -> dict[str, str]:
 def submit_comparison(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: ComparisonCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue several algorithm configurations on one data set, as one comparison."""
-    comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
+    comparison = runs.submit_comparison(session, backend, store, body, idempotency_key)
     response.headers["Location"] = comparison.url
     return comparison
 
