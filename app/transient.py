@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 # Long enough to outlast a backup or vacuum holding the lock, or a database restart; a worker
 # that cannot write for longer stops, and its run is requeued (never failed).
 RETRY_SECONDS = 120.0
-FIRST_DELAY, MAX_DELAY = 0.05, 2.0
+FIRST_DELAY, MAX_DELAY = 0.05, 0.5  # a retry waits the busy timeout too
 RETRY_AFTER_SECONDS = 2  # what clients are told to wait
 
 # serialization failure, deadlock, lock not available, admin/crash shutdown, cannot connect now

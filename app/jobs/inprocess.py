@@ -3,6 +3,11 @@
 Workers claim queued runs from the database themselves (see ``lease``); the queue between the
 web process and the workers only wakes idle workers early. The supervisor thread replaces
 workers that died and requeues runs whose heartbeat went stale.
+
+While the database is unavailable (a lock held elsewhere, a restart) no worker can beat, so
+every heartbeat looks stale: the supervisor does not wait for such a lock (a short busy
+timeout of its own) and, once it could not reach the database, waits a whole stale period
+before judging heartbeats again, so that the workers' retried beats get through first.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import queue
 import signal
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
@@ -32,6 +38,7 @@ from .tasks import JobContext, run_job
 log = logging.getLogger(__name__)
 
 STOP_GRACE_SECONDS = 10.0  # a stopping worker ends its engine call at the next event
+REAPER_WAIT_SECONDS = 0.2  # the supervisor's busy timeout: it tries again next round
 WORKER_NICENESS = 10
 
 
@@ -111,6 +118,9 @@ class InProcessBackend:
     def __init__(self, settings: Settings, db: Engine) -> None:
         self.settings = settings
         self.db = db
+        wait = min(REAPER_WAIT_SECONDS, settings.sqlite_busy_timeout_seconds)
+        self._reaper_db = make_db(settings.database_url, busy_timeout_seconds=wait)
+        self._judge_after = 0.0  # monotonic time before which heartbeats are not judged
         self._mp = mp.get_context("spawn")  # fork would copy the web process's threads and locks
         self._wake: Queue = self._mp.Queue()
         self._stop = self._mp.Event()
@@ -143,6 +153,7 @@ class InProcessBackend:
                 process.join()
         self._wake.cancel_join_thread()
         self._wake.close()
+        self._reaper_db.dispose()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -183,12 +194,15 @@ class InProcessBackend:
                 self._workers[i] = self._spawn()
 
     def _reap(self) -> None:
+        if time.monotonic() < self._judge_after:
+            return
         try:
             requeued = lease.requeue_stale(
-                self.db, self.settings.stale_after_seconds, self.settings.max_attempts
+                self._reaper_db, self.settings.stale_after_seconds, self.settings.max_attempts
             )
-        except Exception:  # a busy database: the next round tries again
-            log.exception("requeueing stale runs failed")
+        except Exception:  # a busy database: let the workers beat again first
+            log.warning("requeueing stale runs failed; the database is busy", exc_info=True)
+            self._judge_after = time.monotonic() + self.settings.stale_after_seconds
             return
         for _ in range(requeued if self._workers else 0):
             self._wake.put(None)
