@@ -8,6 +8,7 @@ python -m app.migrations new "message"  # write the next revision from the model
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -49,6 +50,13 @@ def new(message: str) -> None:
             with db.connect() as conn:
                 cfg = config(conn)
                 cfg.set_main_option("file_template", f"%%(rev)s_{slug}")
+                if shutil.which("ruff"):  # the project's formatting, as the rest of the code
+                    cfg.set_section_option("post_write_hooks", "hooks", "ruff")
+                    cfg.set_section_option("post_write_hooks", "ruff.type", "exec")
+                    cfg.set_section_option("post_write_hooks", "ruff.executable", "ruff")
+                    cfg.set_section_option(
+                        "post_write_hooks", "ruff.options", "format REVISION_SCRIPT_FILENAME"
+                    )
                 command.revision(cfg, message=message, autogenerate=True, rev_id=number)
                 conn.commit()
         finally:
