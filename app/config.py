@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+StorageKind = Literal["directory", "database"]  # the stores of app.storage
+
 
 def _default_workers() -> int:
     # One core stays free for the web process.
@@ -28,7 +30,7 @@ class Settings(BaseSettings):
     database_url: str = Field(
         "", description="SQLAlchemy URL; empty means a SQLite file in the data directory."
     )
-    storage: Literal["directory", "database"] = Field(
+    storage: StorageKind = Field(
         "directory",
         description="Where data sets keep their arrays: files under DATA_DIR (one machine) or "
         "rows of the database (workers on other hosts need nothing but DATABASE_URL).",

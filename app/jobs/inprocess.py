@@ -25,13 +25,13 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Engine
 
-from ..config import Settings
+from ..config import Settings, StorageKind
 from ..db import make_db
-from ..storage import make_store
+from ..storage import ArrayStore, make_store
 from . import lease
 from .tasks import JobContext, run_job
 
@@ -48,7 +48,7 @@ class WorkerConfig:
 
     database_url: str
     busy_timeout_seconds: float
-    storage: Literal["directory", "database"]
+    storage: StorageKind
     data_dir: Path
     poll_seconds: float
     heartbeat_seconds: float
@@ -78,6 +78,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
     db = make_db(config.database_url, config.busy_timeout_seconds)
+    store = make_store(config.storage, config.data_dir, db)
     name = f"{socket.gethostname()}:{os.getpid()}"
     parent = os.getppid()
     try:
@@ -87,7 +88,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
                 if held is None:
                     _wait(wake, config.poll_seconds)
                     continue
-                run_job(held.run_id, _context(config, db, held, stop))
+                run_job(held.run_id, _context(config, db, store, held, stop))
             except Exception:  # the run's heartbeat stops with it, so it will be requeued
                 log.exception("worker %s: job failed outside the run", name)
                 _wait(wake, config.poll_seconds)
@@ -95,10 +96,12 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
         db.dispose()
 
 
-def _context(config: WorkerConfig, db: Engine, held: lease.Claim, stop: Event) -> JobContext:
+def _context(
+    config: WorkerConfig, db: Engine, store: ArrayStore, held: lease.Claim, stop: Event
+) -> JobContext:
     return JobContext(
         db=db,
-        store=make_store(config.storage, config.data_dir, db),
+        store=store,
         claim=held,
         batch_events=config.batch_events,
         batch_seconds=config.batch_seconds,

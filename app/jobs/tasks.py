@@ -28,7 +28,7 @@ from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import select_run, split_rows, summarise
 from ..storage import ArrayStore
-from ..transient import is_transient, retried
+from ..transient import is_transient, retried, retry
 from . import lease, run_errors
 
 log = logging.getLogger(__name__)
@@ -230,7 +230,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
 def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     """Run the engine; return the summary and whether the recorder stopped it early."""
     run, dataset = job.run, job.dataset
-    arrays = writer.ctx.store.load(dataset.file)
+    arrays = retry(lambda: writer.ctx.store.load(dataset.file))  # a database store may be busy
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
     result = select_run(run, dataset, X[train], y[train], recorder=writer)

@@ -31,9 +31,15 @@ IdempotencyKey = Annotated[
     ),
 ]
 NOT_FOUND = {404: {"model": Message}}
+SUBMIT = {
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost (a test split reads them).",
+    }
+}
 
 
-@router.post("/runs", status_code=202, response_model=RunPublic)
+@router.post("/runs", status_code=202, response_model=RunPublic, responses=SUBMIT)
 def submit_run(
     session: SessionDep,
     backend: BackendDep,
@@ -116,7 +122,7 @@ def _download(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
-@router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
+@router.post("/comparisons", status_code=202, response_model=ComparisonPublic, responses=SUBMIT)
 def submit_comparison(
     session: SessionDep,
     backend: BackendDep,

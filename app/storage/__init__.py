@@ -11,15 +11,13 @@ the same settings; nothing else touches array files or blob rows.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from sqlalchemy import Engine
 
+from ..config import StorageKind
 from .base import Arrays, ArraysMissing, ArrayStore, pack_matrix, unpack_matrix
 from .database import DatabaseStore
 from .directory import DirectoryStore
-
-StorageKind = Literal["directory", "database"]
 
 __all__ = [
     "ArrayStore",
