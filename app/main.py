@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
+from sqlalchemy import Engine
+from sqlmodel import Session
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings
@@ -19,9 +21,9 @@ from .migrations import prepare_schema
 from .routers.api import api_router, health_router
 from .routers.pages import router as pages_router
 from .routers.rendering import static_files, unknown_url
-from .services.datasets import UploadGate
+from .services.datasets import UploadGate, sweep_orphans
 from .services.samples import seed_samples
-from .storage import make_store
+from .storage import ArrayStore, make_store
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         raise
     log.info("database schema at revision %s", revision)
     store = make_store(settings.storage, settings.data_dir, db)
+    _sweep(db, store)
     if settings.seed_samples:
         added = seed_samples(db, store)
         log.info("stored %d sample data sets", added)
@@ -67,6 +70,16 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         backend.stop()
         db.dispose()
+
+
+def _sweep(db: Engine, store: ArrayStore) -> None:
+    """Arrays a crash left without their data set go; a failure here must not stop the start."""
+    try:
+        with Session(db) as session:
+            if removed := sweep_orphans(session, store):
+                log.warning("removed %d stored arrays that no data set named", removed)
+    except Exception:
+        log.exception("looking for stored arrays without a data set failed")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -283,6 +283,11 @@ def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> Dat
 # --------------------------------------------------------------------------- deleting
 
 
+def sweep_orphans(session: Session, store: ArrayStore, grace_seconds: float = 3600.0) -> int:
+    """Remove stored arrays no data set names (see ``ArrayStore.sweep``)."""
+    return store.sweep(lambda: set(session.exec(select(Dataset.file))), grace_seconds)
+
+
 def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None:
     """Delete unless a queued or running run uses it (one statement: no race with submits)."""
     dataset = get_dataset(session, dataset_id)

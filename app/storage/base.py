@@ -7,7 +7,7 @@ store only ever moves bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, Protocol
 
 import numpy as np
@@ -49,6 +49,12 @@ class ArrayStore(Protocol):
 
     def missing(self, keys: Iterable[str]) -> set[str]:
         """The ones of ``keys`` the store does not hold (for /healthz)."""
+
+    def sweep(self, in_use: Callable[[], set[str]], grace_seconds: float) -> int:
+        """Remove arrays no data set names, left by a crash between storing arrays and their
+        row or between deleting a row and its arrays; return how many. ``in_use`` is called
+        after the candidates are listed, so arrays whose row commits meanwhile are kept;
+        files younger than ``grace_seconds`` may belong to an upload still in progress."""
 
 
 def write_npz(arrays: Arrays, fh: IO[bytes]) -> None:

@@ -8,9 +8,11 @@ loading refuses pickles.
 from __future__ import annotations
 
 import os
+import re
+import time
 import uuid
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sqlmodel import Session
@@ -18,6 +20,7 @@ from sqlmodel import Session
 from .base import Arrays, ArraysMissing, read_npz, write_npz
 
 DATASETS_DIR = "datasets"
+_OURS = re.compile(r"\.?[0-9a-f]{32}\.(npz|partial)")  # what save writes, nothing else
 
 
 class DirectoryStore:
@@ -57,6 +60,22 @@ class DirectoryStore:
 
     def missing(self, keys: Iterable[str]) -> set[str]:
         return {key for key in keys if not self.path(key).is_file()}
+
+    def sweep(self, in_use: Callable[[], set[str]], grace_seconds: float) -> int:
+        folder = self.data_dir / DATASETS_DIR
+        if not folder.is_dir():
+            return 0
+        cutoff = time.time() - grace_seconds
+        old = [
+            path
+            for path in folder.iterdir()
+            if _OURS.fullmatch(path.name) and path.stat().st_mtime < cutoff
+        ]
+        keep = in_use()
+        orphans = [path for path in old if f"{DATASETS_DIR}/{path.name}" not in keep]
+        for path in orphans:
+            path.unlink(missing_ok=True)
+        return len(orphans)
 
     def path(self, key: str) -> Path:
         """The file of ``key``; ValueError when the key points outside the data directory."""

@@ -32,8 +32,9 @@ def lose_arrays(client, data_dir: Path) -> None:
             conn.execute(delete(ArrayChunk))
 
 
-def test_database_storage_keeps_no_files(data_dir: Path) -> None:
-    with serve(make_settings(data_dir, storage="database", workers=1)) as client:
+def test_database_storage_keeps_no_files(data_dir: Path, database_url: str) -> None:
+    settings = make_settings(data_dir, storage="database", workers=1, database_url=database_url)
+    with serve(settings) as client:
         uploaded = upload_ok(client, regression_csv())
         generated = generate(client)
         assert client.get(f"/api/datasets/{uploaded['id']}").json() == uploaded

@@ -3,12 +3,15 @@ lazy partial loads, lost arrays, and nothing half-stored when the data set row f
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from service_helpers import make_settings, serve
 from sqlalchemy import Engine, event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
@@ -192,3 +195,39 @@ def test_a_truncated_file_is_missing(data_dir: Path) -> None:
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(ArraysMissing):
         store.load(key)
+
+
+def test_sweeping_removes_only_old_arrays_no_data_set_names(data_dir: Path) -> None:
+    store = DirectoryStore(data_dir)
+    named, orphan, young = store.save(arrays()), store.save(arrays()), store.save(arrays())
+    stray = data_dir / "datasets" / f".{'a' * 32}.partial"  # a crash while writing
+    stray.write_bytes(b"half")
+    mine = data_dir / "datasets" / "README.txt"  # not ours to remove
+    mine.write_text("kept")
+    hour_ago = time.time() - 3600
+    for path in (data_dir / named, data_dir / orphan, stray, mine):
+        os.utime(path, (hour_ago, hour_ago))
+    assert store.sweep(lambda: {named}, grace_seconds=600) == 2
+    assert store.missing([named, orphan, young]) == {orphan}
+    assert not stray.exists() and mine.exists()
+
+
+def test_sweeping_the_database_keeps_every_named_key(db: Engine) -> None:
+    store = DatabaseStore(db, chunk_bytes=1024)
+    with Session(db) as session:
+        named, orphan = store.save(arrays(), session), store.save(arrays(), session)
+        session.commit()
+    assert store.sweep(lambda: {named}, grace_seconds=0) == 1
+    assert store.missing([named, orphan]) == {orphan}
+    assert store.sweep(lambda: {named}, grace_seconds=0) == 0
+
+
+def test_the_app_sweeps_orphans_on_start(data_dir: Path) -> None:
+    store = DirectoryStore(data_dir)
+    orphan = data_dir / store.save(arrays())
+    os.utime(orphan, (time.time() - 7200, time.time() - 7200))
+    with serve(make_settings(data_dir)) as client:
+        dataset = client.post("/api/datasets/generate", json={"generator": "zhang2008"})
+        assert dataset.status_code == 201
+    assert not orphan.exists()
+    assert len(list((data_dir / "datasets").iterdir())) == 1
