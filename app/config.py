@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+StorageKind = Literal["directory", "database"]  # the stores of app.storage
+
 
 def _default_workers() -> int:
     # One core stays free for the web process.
@@ -27,6 +29,19 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     database_url: str = Field(
         "", description="SQLAlchemy URL; empty means a SQLite file in the data directory."
+    )
+    storage: StorageKind = Field(
+        "directory",
+        description="Where data sets keep their arrays: files under DATA_DIR (one machine) or "
+        "rows of the database (workers on other hosts need nothing but DATABASE_URL).",
+    )
+    sqlite_busy_timeout_seconds: float = Field(
+        10.0, gt=0, description="How long a SQLite write waits for another writer's lock."
+    )
+    migrate_on_start: bool = Field(
+        True,
+        description="Bring an older database schema up to date on start-up (Alembic); when "
+        "false, the app refuses to start on an outdated schema and says how to migrate.",
     )
     host: str = Field("127.0.0.1", description="Address `python -m app` listens on.")
     port: int = Field(8000, ge=1, le=65535)

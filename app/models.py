@@ -1,7 +1,10 @@
 """Tables and the API's model families (Create = what clients send, Public = what they get).
 
-Arrays never live in rows: a data set row names its ``.npz`` file (server-generated) under the
-data directory. Timestamps are aware UTC datetimes (SQLModel stores them as UTC).
+A data set row names its arrays by a key its array store chose (``app.storage``): a ``.npz``
+file under the data directory, or the rows of ``array_chunks``. Timestamps are aware UTC
+datetimes (SQLModel stores them as UTC). Tables whose ids appear in links never reuse an id
+(AUTOINCREMENT on SQLite; PostgreSQL sequences never go back). A change to a table is a new
+migration in ``app/migrations`` (see its docstring).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import ConfigDict, field_validator
-from sqlalchemy import JSON
+from sqlalchemy import JSON, LargeBinary
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
@@ -21,6 +24,10 @@ from . import run_options
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# A deleted data set's, run's or comparison's id is never given to a new one: links stay true.
+NO_ID_REUSE = {"sqlite_autoincrement": True}
 
 
 class RunStatus(StrEnum):
@@ -50,6 +57,7 @@ class Message(SQLModel):
 
 class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -64,7 +72,7 @@ class Dataset(SQLModel, table=True):
     classes: list[str] | None = Field(default=None, sa_type=JSON)  # label of y == 0, y == 1
     true_support: list[int] | None = Field(default=None, sa_type=JSON)
     meta: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    file: str  # relative to the data directory, chosen by the server; holds X, y, column stats
+    file: str  # the array store's key (chosen by the server) of X, y and the column stats
     sample_key: str | None = Field(default=None, unique=True)  # makes seeding idempotent
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -261,6 +269,7 @@ class RunCreate(RunConfig, SplitOptions):
 
 class Comparison(SQLModel, table=True):
     __tablename__ = "comparisons"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -270,6 +279,7 @@ class Comparison(SQLModel, table=True):
 
 class Run(SQLModel, table=True):
     __tablename__ = "runs"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -447,3 +457,13 @@ class IdempotencyKey(SQLModel, table=True):
         default=None, foreign_key="comparisons.id", ondelete="CASCADE"
     )
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class ArrayChunk(SQLModel, table=True):
+    """One piece of a data set's ``.npz`` archive, for ``STORAGE=database``."""
+
+    __tablename__ = "array_chunks"
+
+    key: str = Field(primary_key=True, max_length=64)
+    seq: int = Field(primary_key=True)
+    data: bytes = Field(sa_type=LargeBinary)

@@ -10,6 +10,11 @@
 * ``requeue_stale``: a running run whose heartbeat is older than ``stale_after`` seconds has
   lost its worker: back to queued, or failed once it has used up ``max_attempts``, or
   cancelled when that had been asked for.
+
+Every write is one short transaction, retried with backoff while the database is transiently
+unavailable (``app.transient``): a lock held elsewhere delays a run, it never fails one. A
+run's error is cleaned here, where it is stored (``run_errors.scrub``): no SQL, tokens or
+paths reach its user.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 
 from ..models import Run, RunStatus, TraceEvent, utcnow
+from ..transient import retried
+from .run_errors import scrub
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,7 @@ class LeaseLost(Exception):
     """The run is no longer held by this claim (requeued after a stale heartbeat)."""
 
 
+@retried
 def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
     """Take the queued run ``run_id``; None when it is not queued (any more)."""
     token = uuid.uuid4().hex
@@ -64,10 +72,7 @@ def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
 def claim_next(db: Engine, worker: str) -> Claim | None:
     """Take the oldest queued run, if any."""
     while True:
-        with db.connect() as conn:
-            run_id = conn.execute(
-                select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
-            ).scalar()
+        run_id = _oldest_queued(db)
         if run_id is None:
             return None
         taken = claim(db, run_id, worker)
@@ -76,6 +81,15 @@ def claim_next(db: Engine, worker: str) -> Claim | None:
         # Another worker won it, or it was cancelled meanwhile: look again.
 
 
+@retried
+def _oldest_queued(db: Engine) -> int | None:
+    with db.connect() as conn:
+        return conn.execute(
+            select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
+        ).scalar()
+
+
+@retried
 def beat(
     db: Engine,
     held: Claim,
@@ -103,6 +117,7 @@ def beat(
     return bool(row.cancel_requested)
 
 
+@retried
 def finish(
     db: Engine,
     held: Claim,
@@ -117,7 +132,7 @@ def finish(
     values: dict[str, Any] = {
         "status": status,
         "result": result,
-        "error": error,
+        "error": None if error is None else scrub(error),
         "claim_token": None,
         "heartbeat_at": now,
         "finished_at": now,
@@ -134,6 +149,7 @@ def finish(
             conn.execute(insert(TraceEvent), list(events))
 
 
+@retried
 def release(db: Engine, held: Claim) -> None:
     """Give the run back to the queue (the worker is shutting down); its trace goes at the
     next claim."""

@@ -3,7 +3,8 @@
 Load the arrays, split, call ``engine.select`` with a recorder that writes the trace in batches
 (with progress and heartbeat) and answers False once the run should stop, then store the
 outcome: done, failed (with the error) or cancelled. A worker being shut down gives its run
-back to the queue instead.
+back to the queue instead, and so does a worker that cannot reach the database for longer
+than its retries last: a transient database error never fails a run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -27,7 +27,9 @@ from engine.trace import SUPPORT_CHANGING, Event
 from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import select_run, split_rows, summarise
-from . import lease
+from ..storage import ArrayStore
+from ..transient import is_transient, retried, retry
+from . import lease, run_errors
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ class JobContext:
     """
 
     db: Engine
-    data_dir: Path
+    store: ArrayStore
     claim: lease.Claim
     batch_events: int = 50
     batch_seconds: float = 0.5
@@ -75,6 +77,7 @@ class JobSpec:
     dataset: Dataset
 
     @classmethod
+    @retried
     def load(cls, db: Engine, run_id: int) -> JobSpec:
         with Session(db) as session:
             run = session.get(Run, run_id)
@@ -150,6 +153,13 @@ class TraceWriter:
             )
         except lease.LeaseLost:
             self.ctx.lost = True
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            # The retries ran out: stop, and let the stale heartbeat requeue the run.
+            run_id = self.ctx.claim.run_id
+            log.warning("run %s: the database stayed unavailable; run given up", run_id)
+            self.ctx.lost = True
 
     def drain(self) -> list[dict[str, Any]]:
         rows, self.buffer = self.buffer, []
@@ -190,8 +200,12 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
         try:
             result, stopped = _select(job, writer)
         except Exception as exc:  # any failure is the run's outcome, reported to its user
-            log.info("run %s failed", run_id, exc_info=True)
-            error = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            if is_transient(exc):  # not the run's fault: it runs again (see the docstring)
+                log.warning("run %s: the database stayed unavailable; run given up", run_id)
+                ctx.lost = True
+            else:
+                log.info("run %s failed", run_id, exc_info=True)
+            error = run_errors.describe(exc)
             stopped = False
     if ctx.lost:
         return None
@@ -216,7 +230,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
 def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     """Run the engine; return the summary and whether the recorder stopped it early."""
     run, dataset = job.run, job.dataset
-    arrays = storage.load_arrays(writer.ctx.data_dir, dataset.file)
+    arrays = retry(lambda: writer.ctx.store.load(dataset.file))  # a database store may be busy
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
     result = select_run(run, dataset, X[train], y[train], recorder=writer)

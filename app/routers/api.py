@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from ..db import ping
-from ..deps import BackendDep, SessionDep, require_api_key
+from ..deps import BackendDep, SessionDep, StoreDep, require_api_key
+from ..services import health
 from . import catalog, datasets, runs
 
 
@@ -24,10 +24,9 @@ health_router = APIRouter(tags=["health"])
 
 
 @health_router.get("/healthz", responses={503: {"description": "The database is unreachable."}})
-def healthz(session: SessionDep, backend: BackendDep) -> Any:
-    """Liveness and readiness: the database answers, and the job workers' state."""
-    try:
-        ping(session)
-    except Exception as exc:  # any failure means not ready; say which
-        return JSONResponse({"status": "unavailable", "database": str(exc)}, status_code=503)
-    return {"status": "ok", "database": "ok", "jobs": backend.describe()}
+def healthz(session: SessionDep, backend: BackendDep, store: StoreDep) -> Any:
+    """Liveness and readiness: the database answers, every data set's arrays are in storage
+    (status "degraded" names the data sets whose arrays are lost), and the job workers'
+    state."""
+    body, status = health.report(session, backend, store)
+    return JSONResponse(body, status_code=status)

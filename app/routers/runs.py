@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ..deps import BackendDep, SessionDep, SettingsDep
+from ..deps import BackendDep, SessionDep, StoreDep
 from ..models import (
     ComparisonCreate,
     ComparisonPublic,
@@ -31,19 +31,25 @@ IdempotencyKey = Annotated[
     ),
 ]
 NOT_FOUND = {404: {"model": Message}}
+SUBMIT = {
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost (a test split reads them).",
+    }
+}
 
 
-@router.post("/runs", status_code=202, response_model=RunPublic)
+@router.post("/runs", status_code=202, response_model=RunPublic, responses=SUBMIT)
 def submit_run(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: RunCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue a run; poll its URL (or its trace) until the status is final."""
-    run = runs.submit_run(session, backend, settings.data_dir, body, idempotency_key)
+    run = runs.submit_run(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunPublic.of(run)
 
@@ -116,17 +122,17 @@ def _download(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
-@router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
+@router.post("/comparisons", status_code=202, response_model=ComparisonPublic, responses=SUBMIT)
 def submit_comparison(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: ComparisonCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue several algorithm configurations on one data set, as one comparison."""
-    comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
+    comparison = runs.submit_comparison(session, backend, store, body, idempotency_key)
     response.headers["Location"] = comparison.url
     return comparison
 

@@ -10,17 +10,19 @@ from sqlalchemy import Engine, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from app.db import create_tables, make_db, normalise_url
+from app.db import make_db, normalise_url
 from app.errors import Conflict
 from app.jobs import lease
+from app.migrations import prepare_schema
 from app.models import Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
 from app.services.datasets import delete_dataset
+from app.storage import DirectoryStore
 
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
     db = make_db(database_url)
-    create_tables(db)
+    prepare_schema(db)
     yield db
     db.dispose()
 
@@ -193,13 +195,13 @@ def test_a_dataset_in_use_is_not_deleted_and_a_finished_one_takes_its_runs(
     dataset_id = add_dataset(db)
     run_id = add_run(db, dataset_id, RunStatus.running)
     with Session(db) as session, pytest.raises(Conflict, match="queued or running"):
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     held_events = events(run_id, range(3))
     with db.begin() as conn:
         conn.execute(update(Run).where(Run.id == run_id).values(status=RunStatus.done))
         conn.execute(TraceEvent.__table__.insert(), held_events)
     with Session(db) as session:
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     with Session(db) as session:
         assert session.get(Dataset, dataset_id) is None
         assert session.get(Run, run_id) is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,8 +10,9 @@ from sqlmodel import Session
 import engine
 from engine.trace import answer_step
 
-from ... import run_options, storage
+from ... import run_options
 from ...models import ACTIVE, Dataset, Run, RunResult
+from ...storage import ArrayStore
 from .. import datasets as dataset_service
 from .. import runs as run_service
 from ..charts import player, recovery
@@ -22,11 +22,11 @@ from ..charts.style import ADD, MAX_PATH_ROWS, REMOVE, SKY, SWAP_IN, SWAP_OUT
 # --------------------------------------------------------------------------- runs
 
 
-def _true_coef(data_dir: Path, dataset: Dataset) -> np.ndarray | None:
+def _true_coef(store: ArrayStore, dataset: Dataset) -> np.ndarray | None:
     if dataset.true_support is None:
         return None
     try:
-        return storage.load_arrays(data_dir, dataset.file, ("true_coef",))["true_coef"]
+        return store.load(dataset.file, ("true_coef",))["true_coef"]
     except KeyError:  # a generator that knows its support but not its coefficients
         return None
 
@@ -84,7 +84,7 @@ def stop_text(run: Run, result: RunResult | None, answer_at: int | None) -> str:
     return text
 
 
-def run_figures(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]:
+def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, Any]:
     """The finished run's figures and the player's frames, as one JSON document."""
     run = run_service.get_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
@@ -101,7 +101,7 @@ def run_figures(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]
         figures["coef"] = run_charts.coef_figure(
             [f.model_dump() for f in result.support],
             true_support=truth,
-            true_coef=_true_coef(data_dir, dataset),
+            true_coef=_true_coef(store, dataset),
             names=names,
         )
         if truth is not None:
