@@ -199,7 +199,9 @@ def list_runs(
     offset: int,
     limit: int,
 ) -> list[Run]:
-    query = select(Run).order_by(Run.id.desc()).offset(offset).limit(limit)
+    # The folds of a cross-validation are read through their study, not listed as runs.
+    query = select(Run).where(Run.cv_id.is_(None)).order_by(Run.id.desc())
+    query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(Run.dataset_id == dataset_id)
     if status is not None:
