@@ -155,10 +155,13 @@ def list_studies(session: Session, dataset_id: int, limit: int = 20) -> list[CVS
 
 
 def status_of(folds: list[Run]) -> RunStatus:
-    """Done when every fold is; else the first of failed, cancelled, running, queued."""
+    """Done when every fold is; failed or cancelled when a fold is; running once a fold has
+    started; else queued."""
     statuses = {RunStatus(r.status) for r in folds}
     if statuses <= {RunStatus.done}:
         return RunStatus.done
+    if RunStatus.done in statuses and statuses <= {RunStatus.done, RunStatus.queued}:
+        return RunStatus.running  # between two folds
     return next(s for s in _STATUS_ORDER if s in statuses)
 
 
