@@ -186,3 +186,22 @@ def test_unknown_and_unfinished_studies(client) -> None:
     page = client.get(f"/cv/{study['id']}")
     assert page.status_code == 200 and "Cancelled." in page.text
     assert client.get("/cv/999").status_code == 404
+
+
+def test_a_fold_is_read_through_its_study(client) -> None:
+    """A fold's result is held-out errors, not a selection: the run pages and the export
+    point to the study instead of failing on it."""
+    ds = upload_ok(client, regression_csv(n=30, d=6, support=(1, 4)))
+    study = client.post(
+        "/api/cv", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 4, "n_folds": 3}
+    ).json()
+    fold = study["folds"][1]["run_id"]
+    run = client.get(f"/api/runs/{fold}").json()
+    assert (run["cv_id"], run["cv_fold"], run["k"], run["result"]) == (study["id"], 1, 4, None)
+    for url in (f"/runs/{fold}", f"/runs/{fold}/figures", f"/teach/{fold}"):
+        page = client.get(url)
+        assert page.status_code == 409, url
+        assert f"fold 1 of cross-validation {study['id']}" in page.text
+    export = client.get(f"/api/runs/{fold}/export")
+    assert export.status_code == 409
+    assert f"/api/cv/{study['id']}" in export.json()["detail"]
