@@ -49,8 +49,9 @@ def wait_study(client, cv_id: int, timeout: float = 60.0) -> dict[str, Any]:
             CLASSIFICATION,
             {"algorithm": "forward-obj", "objective": "logistic", "k_max": 6, "n_folds": 4},
         ),
+        (REGRESSION, {"algorithm": "lasso", "k_max": 4, "n_folds": 3}),
     ],
-    ids=["foba-regression-1se", "forward-logistic-min"],
+    ids=["foba-regression-1se", "forward-logistic-min", "lasso-one-run-per-k"],
 )
 def test_a_study_runs_its_folds_as_runs_and_matches_the_engine(
     worker_client, spec: dict[str, Any], body: dict[str, Any]
@@ -97,7 +98,8 @@ def test_a_study_runs_its_folds_as_runs_and_matches_the_engine(
         expected.k_1se,
         expected.k_best,
     )
-    if spec is REGRESSION:  # a clear signal on 3 of 20 features: the rule finds them
+    assert study["mode"] == ("per-k" if body["algorithm"] == "lasso" else "path")
+    if body.get("rule") == "1se":  # a clear signal on 3 of 20 features: the rule finds them
         assert curve["k_best"] == len(ds["true_support"]) == 3
 
     # One click: the final run at the chosen k on every row; the same request, the same run.
