@@ -781,14 +781,17 @@
   // algorithm than the parameter panel (loaded for the first one) was built for. Reload the
   // panel for what the controls now say, so the form never sends one algorithm's parameters
   // with another.
+  // The cross-validation form's panel ("cv-") is kept in step the same way.
   function resyncRunForm() {
-    const select = document.getElementById("run-algorithm");
-    const panel = document.querySelector("#run-params [data-algorithm]");
-    if (!select || !panel || !window.htmx) return;
-    const objective = document.getElementById("run-objective");
-    const stale = panel.dataset.algorithm !== select.value
-      || (objective && panel.dataset.objective !== objective.value);
-    if (stale) window.htmx.trigger(select, "change");
+    ["run", "cv"].forEach((form) => {
+      const select = document.getElementById(`${form}-algorithm`);
+      const panel = document.querySelector(`#${form}-params [data-algorithm]`);
+      if (!select || !panel || !window.htmx) return;
+      const objective = document.getElementById(`${form}-objective`);
+      const stale = panel.dataset.algorithm !== select.value
+        || (objective && panel.dataset.objective !== objective.value);
+      if (stale) window.htmx.trigger(select, "change");
+    });
   }
 
   // ---------------------------------------------------------------- wiring

@@ -90,7 +90,7 @@ def run_fold(
     run, dataset, study = spec.run, spec.dataset, spec.study
     arrays = storage.load_arrays(data_dir, dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
-    train, test = fold_split(y, dataset.task, study.n_folds, study.seed)[run.cv_fold]
+    train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
     try:
         result = fold_errors(
             X,

@@ -10,14 +10,16 @@ study has no status of its own: it is done when its folds are, and its curve and
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import engine
-from engine.cv import FoldResult, kfold, plan_cv, summarise
+from engine.cv import CVPlan, FoldResult, kfold, plan_cv, summarise
 
 from .. import run_options, storage
 from ..errors import Conflict, InvalidInput, NotFound
@@ -31,10 +33,10 @@ from . import runs as run_service
 _STATUS_ORDER = (RunStatus.failed, RunStatus.cancelled, RunStatus.running, RunStatus.queued)
 
 
-def fold_split(y: np.ndarray, task: str, n_folds: int, seed: int) -> list[tuple]:
-    """The study's (train, test) rows: ``engine.cv.kfold``, stratified for classification
-    (as ``engine.cv.cross_validate_k`` splits)."""
-    labels = y if task == Task.classification else None
+def fold_split(y: np.ndarray, objective: str, n_folds: int, seed: int) -> list[tuple]:
+    """The study's (train, test) rows: ``engine.cv.kfold``, stratified for a classification
+    objective (as ``engine.cv.cross_validate_k`` splits)."""
+    labels = y if engine.OBJECTIVES[objective].task == Task.classification else None
     return kfold(len(y), n_folds, y=labels, random_state=seed)
 
 
@@ -48,29 +50,32 @@ def _dataset(session: Session, dataset_id: int) -> Dataset:
     return dataset
 
 
-def _check_folds(data_dir: Path, dataset: Dataset, n_folds: int, seed: int) -> int:
-    """The fewest training rows of a fold; InvalidInput when the folds cannot be used."""
-    loc = ("body", "n_folds")
+def _training_rows(dataset: Dataset, n_folds: int) -> int:
+    """The fewest training rows of a fold (kfold deals the rows round-robin)."""
     if n_folds > dataset.n_samples:
         raise InvalidInput(
             f"n_folds {n_folds} is more than the data set's {dataset.n_samples} rows; "
             f"choose 2 to {min(dataset.n_samples, 20)}",
-            loc=loc,
+            loc=("body", "n_folds"),
         )
+    return dataset.n_samples - math.ceil(dataset.n_samples / n_folds)
+
+
+def _check_classes(data_dir: Path, dataset: Dataset, plan: CVPlan, body: CVCreate) -> None:
+    """A classification objective needs both classes in every fold's training rows."""
+    if engine.OBJECTIVES[plan.objective].task != Task.classification:
+        return
     y = storage.load_arrays(data_dir, dataset.file, ("y",))["y"]
-    folds = fold_split(y, dataset.task, n_folds, seed)
-    if dataset.task == Task.classification:
-        for i, (train, _) in enumerate(folds):
-            if len(np.unique(y[train])) < 2:
-                raise InvalidInput(
-                    f"fold {i} would train on a single class: a class has too few rows for "
-                    f"{n_folds} folds; choose fewer folds",
-                    loc=loc,
-                )
-    return min(len(train) for train, _ in folds)
+    for i, (train, _) in enumerate(fold_split(y, plan.objective, body.n_folds, body.seed)):
+        if len(np.unique(y[train])) < 2:
+            raise InvalidInput(
+                f"fold {i} would train on a single class: a class has too few rows for "
+                f"{body.n_folds} folds; choose fewer folds",
+                loc=("body", "n_folds"),
+            )
 
 
-def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> engine.cv.CVPlan:
+def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> CVPlan:
     if reason := catalog.engine_only("objective", body.objective):
         raise InvalidInput(reason, loc=("body", "objective"))
     try:
@@ -98,8 +103,8 @@ def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> engine.cv.CVPlan:
 def submit_cv(session: Session, backend: JobBackend, data_dir: Path, body: CVCreate) -> CVStudy:
     """Check the request, store the study and its fold runs in one transaction, queue them."""
     dataset = _dataset(session, body.dataset_id)
-    n_train = _check_folds(data_dir, dataset, body.n_folds, body.seed)
-    plan = _plan(body, dataset, n_train)
+    plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
+    _check_classes(data_dir, dataset, plan, body)
     params = run_options.stored(plan.params, standardize=body.standardize)
     study = CVStudy(
         dataset_id=dataset.id,
@@ -113,23 +118,29 @@ def submit_cv(session: Session, backend: JobBackend, data_dir: Path, body: CVCre
         seed=body.seed,
         plan=plan.to_dict(),
     )
-    session.add(study)
-    session.flush()
-    folds = [
-        Run(
-            dataset_id=dataset.id,
-            algorithm=body.algorithm,
-            objective=body.objective,
-            k=plan.k_max,
-            params=params,
-            seed=body.seed,
-            cv_id=study.id,
-            cv_fold=i,
-        )
-        for i in range(body.n_folds)
-    ]
-    session.add_all(folds)
-    session.commit()
+    try:
+        session.add(study)
+        session.flush()
+        folds = [
+            Run(
+                dataset_id=dataset.id,
+                algorithm=body.algorithm,
+                objective=body.objective,
+                k=plan.k_max,
+                params=params,
+                seed=body.seed,
+                cv_id=study.id,
+                cv_fold=i,
+            )
+            for i in range(body.n_folds)
+        ]
+        session.add_all(folds)
+        session.commit()
+    except IntegrityError:  # the data set was deleted meanwhile
+        session.rollback()
+        raise InvalidInput(
+            f"data set {body.dataset_id} does not exist", loc=("body", "dataset_id")
+        ) from None
     for run in folds:
         backend.submit(run.id)
     return study

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from app_helpers import regression_csv, upload_ok
+from app_helpers import csv_text, regression_csv, upload_ok
 from service_helpers import wait_for
 from sqlalchemy import func
 from sqlmodel import Session, select
@@ -207,3 +207,15 @@ def test_a_fold_is_read_through_its_study(client) -> None:
     export = client.get(f"/api/runs/{fold}/export")
     assert export.status_code == 409
     assert f"/api/cv/{study['id']}" in export.json()["detail"]
+
+
+def test_a_fold_training_on_one_class_is_refused(client, data_dir) -> None:
+    rows = [[(i * 3) % 4, (i * 7) % 5, "yes" if i == 0 else "no"] for i in range(12)]
+    ds = upload_ok(client, csv_text(["a", "b", "label"], rows), target="label")
+    body = {"dataset_id": ds["id"], "algorithm": "omp", "objective": "logistic", "k_max": 2}
+    response = client.post("/api/cv", json={**body, "n_folds": 3})
+    assert response.status_code == 422, response.text
+    error = response.json()["detail"][0]
+    assert error["loc"] == ["body", "n_folds"]
+    assert "would train on a single class" in error["msg"]
+    assert stored_rows(data_dir) == (0, 0)
