@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from app_helpers import csv_text, regression_csv, upload_ok
-from service_helpers import wait_for
+from service_helpers import make_settings, serve, wait_for
 from sqlalchemy import func
 from sqlmodel import Session, select
 
@@ -219,3 +219,16 @@ def test_a_fold_training_on_one_class_is_refused(client, data_dir) -> None:
     assert error["loc"] == ["body", "n_folds"]
     assert "would train on a single class" in error["msg"]
     assert stored_rows(data_dir) == (0, 0)
+
+
+def test_a_study_on_postgresql(postgres_url: str, data_dir) -> None:
+    """The fold results are JSON in PostgreSQL too (no NaN), and the curve the same."""
+    with serve(make_settings(data_dir, workers=1, database_url=postgres_url)) as client:
+        ds, problem = generate(client, REGRESSION)
+        body = {"algorithm": "omp", "k_max": 5, "n_folds": 3}
+        submitted = client.post("/api/cv", json={"dataset_id": ds["id"], **body}).json()
+        study = wait_study(client, submitted["id"])
+        assert study["status"] == "done", study
+        expected = cross_validate_k(problem.X, problem.y, random_state=0, **body).summary
+        np.testing.assert_allclose(study["curve"]["mean"], expected.mean, rtol=1e-9)
+        assert study["curve"]["k_min"] == expected.k_min
