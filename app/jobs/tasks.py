@@ -159,7 +159,7 @@ class TraceWriter:
 
 
 @contextmanager
-def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
+def heartbeat(ctx: JobContext, meter: ProgressMeter | cv_fold.FoldMeter) -> Iterator[None]:
     """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
     stop = threading.Event()
 

@@ -170,6 +170,15 @@ def test_the_page_counts_folds_in_place_then_draws_the_curve(
         page.wait_for_selector("#chart-cv")
         page.wait_for_function("document.getElementById('chart-cv').layout !== undefined")
         assert page.evaluate("window.loadedOnce") is None
-        assert "Run at k = " in page.inner_text("#cv-final")
+        # On these data the rules differ (minimum at 3, one standard error at 2): both offered.
+        curve = api(server, "GET", f"/api/cv/{study['id']}")["curve"]
+        assert (curve["k_min"], curve["k_1se"]) == (3, 2)
+        final = page.locator("#cv-final")
+        assert "Run at k = 3 on all data" in final.inner_text()
+        page.screenshot(path=str(SHOTS / "browser-cv-two-rules-laptop.png"), full_page=True)
+        final.get_by_role("button", name="Run at k = 2 (one-standard-error rule)").click()
+        page.wait_for_url(re.compile(r"/runs/\d+$"))
+        run = api(server, "GET", "/api/runs/" + page.url.rsplit("/", 1)[1])
+        assert (run["k"], run["status"]) == (2, "queued")  # no worker on this server
     finally:
         context.close()
