@@ -246,7 +246,8 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
     summary = curve(study, folds)
     if summary is None:
         raise Conflict(
-            f"cross-validation {cv_id} is {status_of(folds)}: the final run needs every fold done"
+            f"the final run needs every fold of cross-validation {cv_id} done; it is "
+            f"{status_of(folds)}"
         )
     k = summary.k_best if body.k is None else body.k
     if k > study.k_max:

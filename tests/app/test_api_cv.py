@@ -180,7 +180,7 @@ def test_unknown_and_unfinished_studies(client) -> None:
     assert study["status"] == "queued"  # no worker here
     early = client.post(f"/api/cv/{study['id']}/final", json={})
     assert early.status_code == 409
-    assert "needs every fold done" in early.json()["detail"]
+    assert "needs every fold of cross-validation" in early.json()["detail"]
     cancelled = client.post(f"/api/cv/{study['id']}/cancel").json()
     assert cancelled["status"] == "cancelled"
     assert [f["status"] for f in cancelled["folds"]] == ["cancelled"] * 3
@@ -232,3 +232,22 @@ def test_a_study_on_postgresql(postgres_url: str, data_dir) -> None:
         expected = cross_validate_k(problem.X, problem.y, random_state=0, **body).summary
         np.testing.assert_allclose(study["curve"]["mean"], expected.mean, rtol=1e-9)
         assert study["curve"]["k_min"] == expected.k_min
+
+
+def test_a_failing_fold_fails_the_study_with_its_reason(worker_client) -> None:
+    # Column c copies a: the full model of backward elimination is not identifiable, which
+    # only the fit on a fold can find out.
+    twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
+    ds = upload_ok(worker_client, twins, id_columns="keep")
+    body = {"dataset_id": ds["id"], "algorithm": "backward", "k_max": 2, "n_folds": 3}
+    submitted = worker_client.post("/api/cv", json=body)
+    assert submitted.status_code == 202, submitted.text
+    study = wait_study(worker_client, submitted.json()["id"])
+    assert study["status"] == "failed" and study["curve"] is None
+    assert study["error"].startswith("fold "), study["error"]
+    failed = next(f for f in study["folds"] if f["status"] == "failed")
+    assert failed["error"] and failed["error"] in study["error"]
+    page = worker_client.get(f"/cv/{study['id']}")
+    assert "The cross-validation failed." in page.text
+    final = worker_client.post(f"/api/cv/{study['id']}/final", json={})
+    assert final.status_code == 409 and "it is failed" in final.json()["detail"]
