@@ -41,6 +41,10 @@ changed nothing: send the request again after that many seconds.
 **Runs** are queued (202) and executed by workers; poll the run, or its trace with
 `?after=<last step seen>`. An `Idempotency-Key` header makes a repeated submit return the
 first one's result. When the server has an `API_KEY`, send `Authorization: Bearer <key>`.
+
+**Choosing k** (`POST /api/cv`): K-fold cross-validation over k = 1..k_max, each fold a run
+of its own (so the folds spread over the workers); poll the study until its status is final,
+then read the curve and the k of each rule, and `POST /api/cv/{id}/final` runs at that k.
 """
 
 

@@ -305,6 +305,35 @@ class Run(SQLModel, table=True):
     finished_at: datetime | None = None
     error: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    # A fold of a cross-validation over k (its result is engine.cv.FoldResult.to_dict()), not
+    # a run of its own: kept out of the run lists, executed by run_job like any run.
+    cv_id: int | None = Field(
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
+    )
+    cv_fold: int | None = None
+
+
+class CVStudy(SQLModel, table=True):
+    """A choice of k by K-fold cross-validation; its folds are runs (``Run.cv_id``), one job
+    each, and its status is theirs (see ``app.services.cv``)."""
+
+    __tablename__ = "cv_studies"
+    __table_args__ = NO_ID_REUSE
+
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    algorithm: str
+    objective: str
+    k_max: int
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # as Run.params
+    n_folds: int
+    rule: str  # engine.cv.RULES
+    metric: str  # engine.cv.METRICS
+    seed: int = 0
+    plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # CVPlan.to_dict()
+    # The run at the chosen k on all data; no foreign key (runs already point here).
+    final_run_id: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class SelectedFeature(SQLModel):
@@ -374,7 +403,9 @@ class RunPublic(SQLModel):
     heartbeat_at: datetime | None
     queued_seconds: float | None = Field(description="From submission to the last claim.")
     run_seconds: float | None = Field(description="From the last claim to the end.")
-    result: RunResult | None
+    result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
+    cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
+    cv_fold: int | None = None
     url: str
     trace_url: str
 
@@ -385,6 +416,7 @@ class RunPublic(SQLModel):
                 **run.model_dump(exclude={"claim_token"}),
                 "params": run_options.engine_params(run.params),
                 "standardize": run_options.standardize(run.params),
+                "result": run.result if run.cv_id is None else None,
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",

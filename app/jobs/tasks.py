@@ -29,7 +29,7 @@ from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import select_run, split_rows, summarise
 from ..storage import ArrayStore
 from ..transient import is_transient, retried, retry
-from . import lease, run_errors
+from . import cv_fold, lease, run_errors
 
 log = logging.getLogger(__name__)
 
@@ -123,20 +123,22 @@ class TraceWriter:
     ``batch_seconds`` seconds, and tell the engine whether to go on."""
 
     ctx: JobContext
-    meter: ProgressMeter
+    meter: ProgressMeter | cv_fold.FoldMeter
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
+    keep_events: bool = True  # a cross-validation fold stores its errors, not its events
 
     def __call__(self, event: Event) -> bool | str:
         self.meter.observe(event)
-        self.buffer.append(
-            {
-                "run_id": self.ctx.claim.run_id,
-                "step": event.step,
-                "kind": event.kind,
-                "data": event.to_dict(),
-            }
-        )
+        if self.keep_events:
+            self.buffer.append(
+                {
+                    "run_id": self.ctx.claim.run_id,
+                    "step": event.step,
+                    "kind": event.kind,
+                    "data": event.to_dict(),
+                }
+            )
         due = time.monotonic() - self.last_write >= self.ctx.batch_seconds
         if due or len(self.buffer) >= self.ctx.batch_events:
             self.write()
@@ -167,7 +169,7 @@ class TraceWriter:
 
 
 @contextmanager
-def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
+def heartbeat(ctx: JobContext, meter: ProgressMeter | cv_fold.FoldMeter) -> Iterator[None]:
     """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
     stop = threading.Event()
 
@@ -192,13 +194,17 @@ def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
 def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     """Run a claimed run to its end; return the status stored (None: the claim was lost)."""
     job = JobSpec.load(ctx.db, run_id)
-    meter = ProgressMeter.for_job(job)
-    writer = TraceWriter(ctx, meter)
-    result: RunResult | None = None
+    fold = cv_fold.FoldSpec.load(ctx.db, job.run, job.dataset) if job.run.cv_id else None
+    meter = cv_fold.FoldMeter.of(fold, ProgressMeter) if fold else ProgressMeter.for_job(job)
+    writer = TraceWriter(ctx, meter, keep_events=fold is None)
+    result: RunResult | dict[str, Any] | None = None
     error: str | None = None
     with heartbeat(ctx, meter):
         try:
-            result, stopped = _select(job, writer)
+            if fold is not None:
+                result, stopped = cv_fold.run_fold(fold, ctx.store, writer)
+            else:
+                result, stopped = _select(job, writer)
         except Exception as exc:  # any failure is the run's outcome, reported to its user
             if is_transient(exc):  # not the run's fault: it runs again (see the docstring)
                 log.warning("run %s: the database stayed unavailable; run given up", run_id)
@@ -218,7 +224,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
             ctx.db,
             ctx.claim,
             status,
-            result=result.model_dump() if result else None,
+            result=result.model_dump() if isinstance(result, RunResult) else result,
             error=error,
             events=writer.drain(),
         )

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from ..deps import BackendDep, SessionDep, StoreDep, require_api_key
 from ..services import health
-from . import catalog, datasets, runs
+from . import catalog, cv, datasets, runs
 
 
 def api_router() -> APIRouter:
@@ -17,6 +17,7 @@ def api_router() -> APIRouter:
     router.include_router(catalog.router)
     router.include_router(datasets.router)
     router.include_router(runs.router)
+    router.include_router(cv.router)
     return router
 
 

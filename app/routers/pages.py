@@ -15,6 +15,7 @@ from ..deps import BackendDep, SessionDep, StoreDep
 from ..services import datasets as dataset_service
 from ..services import lessons
 from ..services.views import compare as compare_view
+from ..services.views import cv as cv_view
 from ..services.views import home as home_view
 from ..services.views import run as run_view
 from ..services.views import teach as teach_view
@@ -49,6 +50,7 @@ def dataset_page(
     objective: str | None = None,
 ) -> Response:
     context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
+    context.update(cv_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
 
 
@@ -66,6 +68,19 @@ def run_params(
     return render(request, "partials/run_params.html", context)
 
 
+@router.get("/datasets/{dataset_id}/cv-params")
+def cv_params(
+    request: Request,
+    session: SessionDep,
+    dataset_id: int,
+    algorithm: str | None = None,
+    objective: str | None = None,
+) -> Response:
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    context = {"cv": cv_view.cv_form(dataset, algorithm, objective)}
+    return render(request, "partials/cv_params.html", context)
+
+
 # --------------------------------------------------------------------------- runs
 
 
@@ -79,6 +94,15 @@ def run_page(request: Request, session: SessionDep, run_id: int) -> Response:
 def run_figures(session: SessionDep, store: StoreDep, run_id: int) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
     return JSONResponse(run_view.run_figures(session, store, run_id))
+
+
+# --------------------------------------------------------------------------- cross-validation
+
+
+@router.get("/cv/{cv_id}")
+def cv_page(request: Request, session: SessionDep, cv_id: int) -> Response:
+    """Folds done while they run (the browser polls the study's JSON), then the curve."""
+    return render(request, "cv.html", cv_view.cv_page(session, cv_id))
 
 
 # --------------------------------------------------------------------------- comparisons

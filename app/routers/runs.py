@@ -102,7 +102,10 @@ def cancel_run(session: SessionDep, run_id: int, response: Response):
     responses={
         **NOT_FOUND,
         200: {"content": {"text/csv": {}, "application/json": {}}},
-        409: {"model": Message, "description": "The run has no result yet."},
+        409: {
+            "model": Message,
+            "description": "The run has no result yet, or is a fold of a cross-validation.",
+        },
     },
 )
 def export_run(
@@ -110,7 +113,7 @@ def export_run(
 ) -> Response:
     """The selected features and their coefficients, with the run's setting (data, method,
     parameters, seed, split) and metrics, as a download."""
-    run = runs.get_run(session, run_id)
+    run = runs.get_selection_run(session, run_id)
     dataset = datasets.get_dataset(session, run.dataset_id)
     headers = _download(f"run-{run_id}.{format}")
     if format == "json":

@@ -192,6 +192,18 @@ def get_run(session: Session, run_id: int) -> Run:
     return run
 
 
+def get_selection_run(session: Session, run_id: int) -> Run:
+    """A run whose result is a selection (``RunResult``): not a fold of a cross-validation,
+    whose result is held-out errors, read through its study."""
+    run = get_run(session, run_id)
+    if run.cv_id is not None:
+        raise Conflict(
+            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; its result is "
+            f"the fold's held-out errors: see /cv/{run.cv_id} (JSON: /api/cv/{run.cv_id})"
+        )
+    return run
+
+
 def list_runs(
     session: Session,
     dataset_id: int | None,
@@ -199,7 +211,9 @@ def list_runs(
     offset: int,
     limit: int,
 ) -> list[Run]:
-    query = select(Run).order_by(Run.id.desc()).offset(offset).limit(limit)
+    # The folds of a cross-validation are read through their study, not listed as runs.
+    query = select(Run).where(Run.cv_id.is_(None)).order_by(Run.id.desc())
+    query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(Run.dataset_id == dataset_id)
     if status is not None:

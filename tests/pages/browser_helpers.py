@@ -30,13 +30,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def serve_app(
+    tmp_path_factory: pytest.TempPathFactory, workers: int = 1, data_dir: Path | None = None
+) -> Iterator[str]:
+    """``workers=0``: an API-only app whose runs wait for a worker the test provides."""
     port = _free_port()
     env = {
         **os.environ,
-        "DATA_DIR": str(tmp_path_factory.mktemp("browser") / "data"),
+        "DATA_DIR": str(data_dir or tmp_path_factory.mktemp("browser") / "data"),
         "DATABASE_URL": "",
-        "WORKERS": "1",
+        "WORKERS": str(workers),
         "SEED_SAMPLES": "false",
         "POLL_SECONDS": "0.2",
         "HEARTBEAT_SECONDS": "0.3",

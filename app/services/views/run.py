@@ -36,7 +36,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     come separately: from ``run_figures`` once the run has ended, from the trace API (only the
     events after the last one the browser has) while it runs, so a long trace never makes the
     page heavy."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
     result = RunResult.model_validate(run.result) if run.result else None
@@ -86,7 +86,7 @@ def stop_text(run: Run, result: RunResult | None, answer_at: int | None) -> str:
 
 def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, Any]:
     """The finished run's figures and the player's frames, as one JSON document."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     events = run_service.trace_events(session, run_id)
     names, truth = dataset.feature_names, dataset.true_support

@@ -130,7 +130,7 @@ def teach_page(
     """One decision of a run; ``step`` is the event's step number. With ``k`` or ``nu`` other
     than the run's (small problems only), the decisions are those of the run recomputed at
     once with them (``services.what_if``): shown, never stored."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
     changes = what_if.changes_of(run, k, nu)
