@@ -58,8 +58,18 @@ class Settings(BaseSettings):
     )
 
     # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
-    job_backend: Literal["inprocess"] = "inprocess"
+    job_backend: Literal["inprocess", "procrastinate"] = Field(
+        "inprocess",
+        description="inprocess: workers supervised by the web process (one machine); "
+        "procrastinate: a queue in PostgreSQL served by `python -m app worker` on any host.",
+    )
     workers: int = Field(default_factory=_default_workers, ge=0)
+    worker_concurrency: int = Field(
+        1,
+        ge=1,
+        description="Runs one `python -m app worker` process executes at once (threads); for "
+        "CPU-bound runs start one worker process per core instead.",
+    )
     heartbeat_seconds: float = Field(2.0, gt=0)
     stale_after_seconds: float = Field(
         15.0, gt=0, description="A running run whose heartbeat is older is requeued."

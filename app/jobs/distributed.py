@@ -1,0 +1,39 @@
+"""The web process's side of ``JOB_BACKEND=procrastinate``: defer jobs, report the queue.
+
+Workers run elsewhere (``python -m app worker``, on any host with ``DATABASE_URL``); this
+process only makes sure the queue's schema exists and adds a job to the transaction of each
+run it inserts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from ..config import Settings
+from . import queue
+
+
+class ProcrastinateBackend:
+    def __init__(self, settings: Settings, db: Engine) -> None:
+        self.info = queue.conninfo(settings.database_url)  # refuses anything but PostgreSQL
+        self.db = db
+        self.queue = queue.make_queue(self.info)
+
+    def start(self) -> None:
+        queue.ensure_schema(self.info)
+
+    def enqueue(self, session: Session, run_ids: Sequence[int]) -> None:
+        queue.defer_runs(self.queue, session, run_ids)
+
+    def submit(self, run_id: int) -> None:
+        pass  # the job's insert already woke the workers (NOTIFY at commit)
+
+    def stop(self) -> None:
+        pass  # jobs were deferred on the request's own connections: nothing of ours is open
+
+    def describe(self) -> dict[str, Any]:
+        return queue.describe(self.db)

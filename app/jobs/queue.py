@@ -1,0 +1,182 @@
+"""The distributed backend's queue: Procrastinate on the app's own PostgreSQL database.
+
+Shared by the web process (which defers a job in the transaction that inserts its run) and by
+``python -m app worker`` (which runs the jobs). A job carries the run id only and runs the same
+``app.jobs.tasks.run_job`` as the in-process workers.
+
+Liveness has one source of truth here: Procrastinate's worker heartbeats. A worker that stops
+beating has its running jobs retried (``retry_stalled``, run by every worker), and the next
+holder takes the run over (``lease.take_over``: the run's attempt counter, at most
+``max_attempts``, and its trace starts again). The runs table's heartbeat is still written with
+each trace batch (progress and the cancel flag travel with it), but nothing here reads its age;
+the lease token only fences off a worker that was wrongly declared dead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import procrastinate
+import psycopg
+from procrastinate.retry import BaseRetryStrategy, RetryDecision
+from procrastinate.schema import SchemaManager
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import make_url
+from sqlmodel import Session
+
+from ..config import Settings
+from ..models import RunStatus
+from . import lease
+from .tasks import JobContext, run_job
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "foba.run"
+QUEUE_NAME = "runs"
+STATE_KEY = "foba"  # the worker's state in Procrastinate's additional_context
+SCHEMA_LOCK = 0x466F_4261  # advisory lock: web and workers starting together apply it once
+MAX_RETRY_WAIT_SECONDS = 60
+
+# Which Procrastinate worker runs where: its own table knows only ids and heartbeats. Rows go
+# with their worker (pruned by Procrastinate once its heartbeat is long stale).
+HOSTS_DDL = """
+CREATE TABLE IF NOT EXISTS foba_queue_workers (
+    worker_id bigint PRIMARY KEY REFERENCES procrastinate_workers(id) ON DELETE CASCADE,
+    host text NOT NULL,
+    pid integer NOT NULL
+)"""
+
+
+class NeedsPostgres(RuntimeError):
+    """The settings ask for the distributed backend on a database that cannot hold it."""
+
+
+class HandedBack(Exception):
+    """The worker is stopping: the run went back to the queue and its job is retried now."""
+
+
+def conninfo(database_url: str) -> str:
+    """The libpq URL of a SQLAlchemy PostgreSQL URL; NeedsPostgres for any other database."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "postgresql":
+        raise NeedsPostgres(
+            "JOB_BACKEND=procrastinate needs PostgreSQL (DATABASE_URL=postgresql://...), the "
+            f"database its queue lives in; this DATABASE_URL is {url.get_backend_name()}. "
+            "Use JOB_BACKEND=inprocess with SQLite."
+        )
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def ensure_schema(info: str) -> None:
+    """Apply Procrastinate's schema (and our worker-host table) unless it is there already."""
+    with psycopg.connect(info) as conn:  # one transaction: all of the schema or none
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+        if found is None or found[0] is None:
+            log.info("applying Procrastinate's schema")
+            conn.execute(SchemaManager.get_schema())
+        conn.execute(HOSTS_DDL)
+
+
+class RunRetry(BaseRetryStrategy):
+    """A handed-back run's job is retried at once; a job that failed outside its run (the
+    database went away) after a growing wait, for as long as it takes: the run row decides
+    when to give up, not the job."""
+
+    def get_retry_decision(self, *, exception: BaseException, job: Any) -> RetryDecision:
+        if isinstance(exception, HandedBack):
+            return RetryDecision(retry_in={"seconds": 0})
+        return RetryDecision(retry_in={"seconds": min(2 ** min(job.attempts, 6), 60)})
+
+
+def make_queue(info: str, **pool: Any) -> procrastinate.App:
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=info, **pool))
+    app.task(name=TASK_NAME, queue=QUEUE_NAME, pass_context=True, retry=RunRetry())(run_task)
+    return app
+
+
+def defer_runs(app: procrastinate.App, session: Session, run_ids: Sequence[int]) -> None:
+    """Defer one job per run on the session's own connection, inside its open transaction."""
+    connection = session.connection().connection.driver_connection
+    task = app.tasks[TASK_NAME]
+    task.configure(connection=connection).batch_defer(*({"run_id": i} for i in run_ids))
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@dataclass
+class WorkerState:
+    """What the jobs of one worker process share."""
+
+    settings: Settings
+    db: Engine
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
+
+
+def run_task(context: procrastinate.JobContext, run_id: int) -> str | None:
+    """The job: take the run over, run it, and hand it back if the worker is stopping."""
+    state: WorkerState = context.additional_context[STATE_KEY]
+    settings = state.settings
+    held = lease.take_over(state.db, run_id, state.name, settings.max_attempts)
+    if held is None:  # cancelled while queued, finished, or out of attempts
+        return None
+    ctx = JobContext(
+        db=state.db,
+        data_dir=state.data_dir,
+        claim=held,
+        batch_events=settings.trace_batch_events,
+        batch_seconds=settings.trace_batch_seconds,
+        heartbeat_seconds=settings.heartbeat_seconds,
+        shutdown=lambda: state.stopping.is_set() or context.should_abort(),
+    )
+    status = run_job(run_id, ctx)
+    if status == RunStatus.queued:
+        raise HandedBack(f"run {run_id} went back to the queue: its worker is stopping")
+    return status.value if status else None
+
+
+# --------------------------------------------------------------------------- what /healthz shows
+
+
+def describe(db: Engine) -> dict[str, Any]:
+    """The workers seen (host, pid, last heartbeat) and the jobs waiting and running."""
+    with db.connect() as conn:
+        workers = conn.execute(
+            text(
+                "SELECT h.host, h.pid, w.last_heartbeat FROM procrastinate_workers w"
+                " LEFT JOIN foba_queue_workers h ON h.worker_id = w.id ORDER BY w.id"
+            )
+        ).all()
+        counts = dict(
+            conn.execute(
+                text(
+                    "SELECT status::text, count(*) FROM procrastinate_jobs"
+                    " WHERE status IN ('todo', 'doing') GROUP BY status"
+                )
+            ).all()
+        )
+    return {
+        "backend": "procrastinate",
+        "workers": [
+            {"host": host, "pid": pid, "last_heartbeat": _iso(beat)} for host, pid, beat in workers
+        ],
+        "queue": {"waiting": counts.get("todo", 0), "running": counts.get("doing", 0)},
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
