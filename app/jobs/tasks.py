@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 import engine
@@ -150,6 +151,9 @@ class TraceWriter:
             )
         except lease.LeaseLost:
             self.ctx.lost = True
+        except OperationalError:  # the connection dropped: the rows go with the next batch
+            log.warning("trace batch of run %s not written; retried", self.ctx.claim.run_id)
+            self.buffer[:0] = rows
 
     def drain(self) -> list[dict[str, Any]]:
         rows, self.buffer = self.buffer, []
