@@ -148,6 +148,6 @@ async def _watch(app: queue.procrastinate.App, worker: Worker, state: queue.Work
             for row in retried:
                 log.warning("job %s lost its worker; retrying it", row["id"])
             await app.job_manager.prune_stalled_workers(10 * settings.stale_after_seconds)
-        except Exception:  # the database is away: the next round tries again
-            log.exception("retrying stalled jobs failed")
+        except Exception as exc:  # the database is away: the next round tries again
+            log.warning("retrying stalled jobs failed (%s: %s)", type(exc).__name__, exc)
         await asyncio.sleep(settings.monitor_seconds)
