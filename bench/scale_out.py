@@ -10,7 +10,7 @@ p50/p95 (a burst of 100: most of it is waiting for a free worker), the load aver
 after; then the 2-worker/1-worker throughput ratio. Timings on a shared machine are figures to
 read, never pass/fail::
 
-    python bench/scale_out.py [--runs 100] [--workers 1,2]
+    python bench/scale_out.py [--runs 100] [--workers 1,2]     # 1x2: one process, 2 threads
 """
 
 from __future__ import annotations
@@ -67,12 +67,15 @@ def database() -> Iterator[str]:
             conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
-def start_workers(count: int, url: str, data_dir: Path) -> list[subprocess.Popen]:
+def start_workers(
+    count: int, url: str, data_dir: Path, concurrency: int = 1
+) -> list[subprocess.Popen]:
     env = {
         **os.environ,
         "DATABASE_URL": url,
         "JOB_BACKEND": "procrastinate",
         "DATA_DIR": str(data_dir),
+        "WORKER_CONCURRENCY": str(concurrency),
         **WORKER_ENV,
     }
     command = [sys.executable, "-m", "app", "worker"]
@@ -87,8 +90,11 @@ def until(check, what: str) -> None:
         time.sleep(0.2)
 
 
-def phase(client, url: str, data_dir: Path, dataset_id: int, runs: int, workers: int) -> dict:
-    procs = start_workers(workers, url, data_dir)
+def phase(client, url: str, data_dir: Path, dataset_id: int, runs: int, spec: str) -> dict:
+    """``spec``: N worker processes, or NxC for N processes of WORKER_CONCURRENCY=C each."""
+    workers, _, concurrency = spec.partition("x")
+    workers = int(workers)
+    procs = start_workers(workers, url, data_dir, int(concurrency or 1))
     try:
         until(lambda: len(client.get("/healthz").json()["jobs"]["workers"]) == workers, "workers")
         load_before = os.getloadavg()[0]
@@ -106,7 +112,7 @@ def phase(client, url: str, data_dir: Path, dataset_id: int, runs: int, workers:
             proc.terminate()
         for proc in procs:
             proc.wait(30)
-    return measure(url, ids) | {"load": (load_before, load_after), "workers": workers}
+    return measure(url, ids) | {"load": (load_before, load_after), "workers": spec}
 
 
 def finished(url: str, ids: list[int]) -> bool:
@@ -139,12 +145,19 @@ def measure(url: str, ids: list[int]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--workers", default="1,2", help="worker counts, in order")
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker processes per phase, in order; NxC: N processes of concurrency C",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="repeat the phases, interleaved (load drifts)"
+    )
     args = parser.parse_args()
-    counts = [int(n) for n in args.workers.split(",")]
-    print(f"# scale-out: {args.runs} runs per phase, workers {counts}, {os.cpu_count()} cores")
+    specs = args.workers.split(",")
+    print(f"# scale-out: {args.runs} runs per phase, workers {specs}, {os.cpu_count()} cores")
     print(f"load average at start {os.getloadavg()[0]:.2f} (a shared machine: read as figures)")
-    results = []
+    results: dict[str, list[dict]] = {spec: [] for spec in specs}
     with database() as url, tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
         settings = make_settings(data_dir, database_url=url, job_backend="procrastinate")
@@ -152,24 +165,29 @@ def main() -> None:
             response = client.post("/api/datasets/generate", json=DATA)
             response.raise_for_status()
             dataset_id = response.json()["id"]
-            for workers in counts:
-                result = phase(client, url, data_dir, dataset_id, args.runs, workers)
-                results.append(result)
-                print(
-                    f"{workers} worker(s): {result['per_minute']:.1f} runs/min "
-                    f"({args.runs} in {result['span']:.1f} s), enqueue-to-start p50 "
-                    f"{result['p50']:.2f} s p95 {result['p95']:.2f} s, load average "
-                    f"{result['load'][0]:.2f} -> {result['load'][1]:.2f}, "
-                    f"statuses {sorted(result['statuses'])}",
-                    flush=True,
-                )
-    base = results[0]["per_minute"]
-    for result in results[1:]:
+            for _ in range(args.rounds):
+                for spec in specs:
+                    result = phase(client, url, data_dir, dataset_id, args.runs, spec)
+                    results[spec].append(result)
+                    report(result, args.runs)
+    base = statistics.median(r["per_minute"] for r in results[specs[0]])
+    for spec in specs[1:]:
+        rate = statistics.median(r["per_minute"] for r in results[spec])
         print(
-            f"throughput ratio {result['workers']} vs {results[0]['workers']} worker(s): "
-            f"{result['per_minute'] / base:.2f}x"
+            f"throughput ratio {spec} vs {specs[0]} worker process(es) (medians over "
+            f"{args.rounds} round(s)): {rate / base:.2f}x"
         )
     print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
+def report(result: dict, runs: int) -> None:
+    print(
+        f"{result['workers']} worker process(es): {result['per_minute']:.1f} runs/min "
+        f"({runs} in {result['span']:.1f} s), enqueue-to-start p50 {result['p50']:.2f} s "
+        f"p95 {result['p95']:.2f} s, load average {result['load'][0]:.2f} -> "
+        f"{result['load'][1]:.2f}, statuses {sorted(result['statuses'])}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

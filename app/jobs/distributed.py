@@ -28,6 +28,7 @@ class ProcrastinateBackend:
 
     def start(self) -> None:
         queue.ensure_schema(self.info)
+        queue.adopt_orphans(self.queue, self.db)
 
     def enqueue(self, session: Session, run_ids: Sequence[int]) -> None:
         queue.defer_runs(self.queue, session, run_ids)

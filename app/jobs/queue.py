@@ -26,6 +26,7 @@ from typing import Any
 
 import procrastinate
 import psycopg
+import sqlalchemy.exc
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from procrastinate.schema import SchemaManager
 from sqlalchemy import Engine, text
@@ -86,15 +87,27 @@ def ensure_schema(info: str) -> None:
         conn.execute(HOSTS_DDL)
 
 
-class RunRetry(BaseRetryStrategy):
-    """A handed-back run's job is retried at once; a job that failed outside its run (the
-    database went away) after a growing wait, for as long as it takes: the run row decides
-    when to give up, not the job."""
+# Errors of the connection, not of the run: its job is retried and the run taken over.
+TRANSIENT = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
 
-    def get_retry_decision(self, *, exception: BaseException, job: Any) -> RetryDecision:
+
+class RunRetry(BaseRetryStrategy):
+    """A handed-back run's job is retried at once; a job that lost its database connection
+    after a growing wait, for as long as it takes (the run row counts the attempts that
+    actually ran). Anything else is a bug: the job fails, and ``run_task`` has failed the run."""
+
+    def get_retry_decision(self, *, exception: BaseException, job: Any) -> RetryDecision | None:
         if isinstance(exception, HandedBack):
             return RetryDecision(retry_in={"seconds": 0})
-        return RetryDecision(retry_in={"seconds": min(2 ** min(job.attempts, 6), 60)})
+        if isinstance(exception, TRANSIENT):
+            wait = min(2 ** min(job.attempts, 6), MAX_RETRY_WAIT_SECONDS)
+            return RetryDecision(retry_in={"seconds": wait})
+        return None
 
 
 def make_queue(info: str, **pool: Any) -> procrastinate.App:
@@ -143,10 +156,56 @@ def run_task(context: procrastinate.JobContext, run_id: int) -> str | None:
         heartbeat_seconds=settings.heartbeat_seconds,
         shutdown=lambda: state.stopping.is_set() or context.should_abort(),
     )
-    status = run_job(run_id, ctx)
+    try:
+        status = run_job(run_id, ctx)
+    except TRANSIENT:
+        raise  # retried; the next holder takes the run over
+    except Exception as exc:
+        _fail(state.db, held, exc)
+        raise
     if status == RunStatus.queued:
         raise HandedBack(f"run {run_id} went back to the queue: its worker is stopping")
     return status.value if status else None
+
+
+def _fail(db: Engine, held: lease.Claim, exc: Exception) -> None:
+    """A failure outside the engine (the engine's own are the run's outcome, in run_job)."""
+    log.error("run %s failed outside the engine", held.run_id, exc_info=exc)
+    try:
+        lease.finish(
+            db,
+            held,
+            RunStatus.failed,
+            error=f"internal error ({type(exc).__name__}); the server log has the details",
+        )
+    except Exception:  # the web process adopts the run at its next start
+        log.exception("could not store the failure of run %s", held.run_id)
+
+
+def adopt_orphans(app: procrastinate.App, db: Engine) -> int:
+    """Defer a job for every unfinished run that has none waiting or running: runs queued
+    under the in-process backend before a switch, or whose job failed. Returns how many."""
+    with Session(db) as session:
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+        orphans = (
+            session.execute(
+                text(
+                    "SELECT r.id FROM runs r WHERE r.status IN ('queued', 'running') AND NOT EXISTS"
+                    " (SELECT 1 FROM procrastinate_jobs j WHERE j.task_name = :task"
+                    " AND j.status IN ('todo', 'doing') AND (j.args->>'run_id')::bigint = r.id)"
+                    " ORDER BY r.id"
+                ),
+                {"task": TASK_NAME},
+            )
+            .scalars()
+            .all()
+        )
+        if orphans:
+            defer_runs(app, session, orphans)
+            session.commit()
+    if orphans:
+        log.warning("deferred jobs for %d unfinished runs that had none", len(orphans))
+    return len(orphans)
 
 
 # --------------------------------------------------------------------------- what /healthz shows

@@ -184,7 +184,7 @@ def sql_count(session: Session, table: str) -> int:
     return session.connection().execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
 
 
-def test_a_run_and_its_job_are_stored_together_or_not_at_all(queue_db, data_dir) -> None:
+def test_a_run_and_its_job_are_stored_together_and_orphans_adopted(queue_db, data_dir) -> None:
     with serve(web_settings(data_dir, queue_db)) as client:
         ds = upload_ok(client, regression_csv(n=40, d=4, support=(1,)))
         app = client.app
@@ -212,7 +212,14 @@ def test_a_run_and_its_job_are_stored_together_or_not_at_all(queue_db, data_dir)
         assert jobs_of(queue_db, ids) == {i: ("todo", 0) for i in ids}
         args = sql(queue_db, "SELECT args FROM procrastinate_jobs WHERE task_name = 'foba.run'")
         assert {tuple(a[0]) for a in args} == {("run_id",)}
-        sql(queue_db, "DELETE FROM procrastinate_jobs")  # no later test's worker runs them
+
+        # Runs queued without a job (by the in-process backend, before a switch of backend)
+        # get one when the web process starts.
+        sql(queue_db, "DELETE FROM procrastinate_jobs")
+    with serve(web_settings(data_dir, queue_db)):
+        assert jobs_of(queue_db, ids) == {i: ("todo", 0) for i in ids}
+    sql(queue_db, "UPDATE runs SET status = 'cancelled' WHERE status = 'queued'")
+    sql(queue_db, "DELETE FROM procrastinate_jobs")  # no later test's worker runs them
 
 
 # --------------------------------------------------------------------------- workers at work
