@@ -67,8 +67,8 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(
         1,
         ge=1,
-        description="Runs one `python -m app worker` process executes at once (threads); for "
-        "CPU-bound runs start one worker process per core instead.",
+        description="Runs one `python -m app worker` executes at once, each in a worker "
+        "process of its own (JOB_BACKEND=procrastinate).",
     )
     heartbeat_seconds: float = Field(2.0, gt=0)
     stale_after_seconds: float = Field(

@@ -134,6 +134,7 @@ class WorkerState:
     db: Engine
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     stopping: threading.Event = field(default_factory=threading.Event)
+    parent: int | None = None  # the supervisor's pid, when there is one
 
     @property
     def data_dir(self) -> Path:

@@ -1,11 +1,12 @@
 """``python -m app worker``: run the distributed backend's jobs, on any host with DATABASE_URL.
 
-One process runs ``WORKER_CONCURRENCY`` runs at once (Procrastinate runs each synchronous job
-in a thread), BLAS on one thread per job as the in-process workers have it. SIGTERM or SIGINT
-stops it gracefully: each running run stops at its next event and goes back to the queue, and
-its job is retried at once (by another worker, or by this host's next worker). Every worker
-also retries the jobs of workers whose heartbeat stopped (see ``app.jobs.queue``) and records
-its host and pid for /healthz.
+A worker process runs one run at a time, BLAS on one thread as the in-process workers have it;
+``WORKER_CONCURRENCY=N`` makes the command supervise N of them (``app.jobs.worker_pool``):
+runs are CPU-bound Python and numpy, so threads in one process would share one core's worth of
+interpreter. SIGTERM or SIGINT stops a worker gracefully: its running run stops at its next
+event and goes back to the queue, and its job is retried at once (by another worker). Every
+worker also retries the jobs of workers whose heartbeat stopped (see ``app.jobs.queue``) and
+records its host and pid for /healthz.
 """
 
 from __future__ import annotations
@@ -74,8 +75,18 @@ def main(settings: Settings | None = None) -> int:
         return 2
     pin_blas()
     queue.ensure_schema(info)
+    if settings.worker_concurrency > 1:
+        from .worker_pool import supervise
+
+        return supervise(settings, info)
+    return run_one(settings, info)
+
+
+def run_one(settings: Settings, info: str, parent: int | None = None) -> int:
+    """One worker process; ``parent``: the supervisor's pid (an orphan stops)."""
+    pin_blas()
     db = make_db(settings.database_url)
-    state = queue.WorkerState(settings, db)
+    state = queue.WorkerState(settings, db, parent=parent)
     try:
         asyncio.run(_serve(info, state))
     finally:
@@ -118,7 +129,7 @@ def _worker(app: queue.procrastinate.App, state: queue.WorkerState) -> Worker:
         app=app,
         queues=[queue.QUEUE_NAME],
         name=state.name,
-        concurrency=settings.worker_concurrency,
+        concurrency=1,  # more runs at once: more processes (WORKER_CONCURRENCY)
         install_signal_handlers=False,  # ours also tell the running jobs (state.stopping)
         additional_context={queue.STATE_KEY: state},
         fetch_job_polling_interval=settings.poll_seconds,
@@ -136,6 +147,10 @@ async def _watch(app: queue.procrastinate.App, worker: Worker, state: queue.Work
     host, pid = state.name.rsplit(":", 1)
     recorded = False
     while True:
+        if state.parent is not None and os.getppid() != state.parent:
+            log.warning("worker %s: its supervisor is gone; stopping", state.name)
+            state.stopping.set()
+            worker.stop()
         try:
             if not recorded:
                 await app.connector.execute_query_async(

@@ -66,12 +66,12 @@ class Workers:
         self.url, self.web_data_dir, self.tmp = url, web_data_dir, tmp
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, count: int = 1) -> list[subprocess.Popen]:
-        started = [self._one(len(self.procs) + i) for i in range(count)]
+    def start(self, count: int = 1, **env: str) -> list[subprocess.Popen]:
+        started = [self._one(len(self.procs) + i, env) for i in range(count)]
         self.procs += started
         return started
 
-    def _one(self, index: int) -> subprocess.Popen:
+    def _one(self, index: int, extra: dict[str, str]) -> subprocess.Popen:
         own = self.tmp / f"worker{index}"
         own.mkdir()
         data_dir = own / "data" if STORAGE == "database" else self.web_data_dir
@@ -82,6 +82,7 @@ class Workers:
             "DATA_DIR": str(data_dir),
             "STORAGE": STORAGE,
             **{name.upper(): str(value) for name, value in WORKER_JOBS.items()},
+            **extra,
         }
         log = (own / "log").open("w")
         return subprocess.Popen(
@@ -316,3 +317,23 @@ def test_cancel_reaches_a_run_on_a_worker_process(queue_db, data_dir, workers, s
         assert_clean_trace(events)
         assert events[-1]["reason"] == "cancelled at the user's request"
     assert jobs_of(queue_db, [run_id]) == {run_id: ("succeeded", 1)}
+
+
+def test_one_command_runs_worker_concurrency_processes(queue_db, data_dir, workers, slow_job):
+    data, slow = slow_job
+    with serve(web_settings(data_dir, queue_db)) as client:
+        ds = generate(client, data)
+        run_ids = [submit(client, ds["id"], **slow)["id"] for _ in range(2)]
+        (command,) = workers.start(1, WORKER_CONCURRENCY="2")
+        running = [wait_running(client, run_id) for run_id in run_ids]  # at the same time
+        pids = {pid_of(run) for run in running}
+        assert len(pids) == 2 and command.pid not in pids  # two worker processes of its own
+        health = client.get("/healthz").json()["jobs"]
+        assert pids <= {w["pid"] for w in health["workers"]}
+
+        command.send_signal(signal.SIGTERM)  # passed on: both runs go back to the queue
+        assert command.wait(20) == 0
+        for run_id in run_ids:
+            assert client.get(f"/api/runs/{run_id}").json()["status"] == "queued"
+            client.post(f"/api/runs/{run_id}/cancel")  # nothing left for later tests
+    assert jobs_of(queue_db, run_ids) == {i: ("todo", 1) for i in run_ids}
