@@ -147,7 +147,8 @@ async def _watch(app: queue.procrastinate.App, worker: Worker, state: queue.Work
     host, pid = state.name.rsplit(":", 1)
     recorded = False
     while True:
-        if state.parent is not None and os.getppid() != state.parent:
+        orphan = state.parent is not None and os.getppid() != state.parent
+        if orphan and not state.stopping.is_set():
             log.warning("worker %s: its supervisor is gone; stopping", state.name)
             state.stopping.set()
             worker.stop()
