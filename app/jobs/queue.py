@@ -5,7 +5,8 @@ Shared by the web process (which defers a job in the transaction that inserts it
 ``app.jobs.tasks.run_job`` as the in-process workers.
 
 Liveness has one source of truth here: Procrastinate's worker heartbeats. A worker that stops
-beating has its running jobs retried (``retry_stalled``, run by every worker), and the next
+beating has its running jobs retried (``app.jobs.worker.RETRY_STALLED``, run by every
+worker every MONITOR_SECONDS once the heartbeat is STALE_AFTER_SECONDS old), and the next
 holder takes the run over (``lease.take_over``: the run's attempt counter, at most
 ``max_attempts``, and its trace starts again). The runs table's heartbeat is still written with
 each trace batch (progress and the cancel flag travel with it), but nothing here reads its age;
