@@ -142,6 +142,7 @@ def measure(url: str, ids: list[int]) -> dict:
         "p50": statistics.median(waits),
         "p95": waits[min(len(waits) - 1, round(0.95 * (len(waits) - 1)))],
         "run_seconds": statistics.mean(durations),
+        "first_start": (min(r[2] for r in rows) - min(r[1] for r in rows)).total_seconds(),
     }
 
 
@@ -186,7 +187,8 @@ def main() -> None:
 def report(result: dict, runs: int) -> None:
     print(
         f"{result['workers']} worker process(es): {result['per_minute']:.1f} runs/min "
-        f"({runs} in {result['span']:.1f} s), enqueue-to-start p50 {result['p50']:.2f} s "
+        f"({runs} in {result['span']:.1f} s, first start after {result['first_start']:.2f} s), "
+        f"enqueue-to-start p50 {result['p50']:.2f} s "
         f"p95 {result['p95']:.2f} s, mean run {result['run_seconds']:.2f} s, "
         f"load average {result['load'][0]:.2f} -> {result['load'][1]:.2f}, "
         f"statuses {sorted(result['statuses'])}",
