@@ -36,7 +36,7 @@ STORAGE = "directory"
 # The workers' own liveness settings: Procrastinate's worker heartbeat and the age at which a
 # worker counts as dead. Looser than FAST_JOBS: a loaded 2-core machine must not make a live
 # worker look dead.
-WORKER_JOBS = {**FAST_JOBS, "heartbeat_seconds": 0.3, "stale_after_seconds": 2.0}
+WORKER_JOBS = {**FAST_JOBS, "heartbeat_seconds": 0.3, "stale_after_seconds": 3.0}
 ALGORITHMS = ["foba-obj", "foba-gdt", "forward-obj", "omp", "stepwise", "backward"]
 
 
@@ -145,6 +145,13 @@ def wait_running(client, run_id: int, events: int = 3) -> dict:
     run = client.get(f"/api/runs/{run_id}").json()
     assert run["status"] == "running", run
     return run
+
+
+def until_workers(client, count: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(client.get("/healthz").json()["jobs"]["workers"]) < count:
+        assert time.monotonic() < deadline, "the workers did not register"
+        time.sleep(0.1)
 
 
 def pid_of(run: dict) -> int:
@@ -323,8 +330,9 @@ def test_one_command_runs_worker_concurrency_processes(queue_db, data_dir, worke
     data, slow = slow_job
     with serve(web_settings(data_dir, queue_db)) as client:
         ds = generate(client, data)
-        run_ids = [submit(client, ds["id"], **slow)["id"] for _ in range(2)]
         (command,) = workers.start(1, WORKER_CONCURRENCY="2")
+        until_workers(client, 2)  # both ready: the two runs start together
+        run_ids = [submit(client, ds["id"], **slow)["id"] for _ in range(2)]
         running = [wait_running(client, run_id) for run_id in run_ids]  # at the same time
         pids = {pid_of(run) for run in running}
         assert len(pids) == 2 and command.pid not in pids  # two worker processes of its own
