@@ -28,13 +28,18 @@ class ProcrastinateBackend:
 
     def start(self) -> None:
         queue.ensure_schema(self.info)
-        queue.adopt_orphans(self.queue, self.db)
+        queue.defer_jobless(self.queue, self.db)
 
     def enqueue(self, session: Session, run_ids: Sequence[int]) -> None:
         queue.defer_runs(self.queue, session, run_ids)
 
     def submit(self, run_id: int) -> None:
-        pass  # the job's insert already woke the workers (NOTIFY at commit)
+        # Normally a no-op: the job came with the run (and woke the workers at commit). A run
+        # inserted by code that did not enqueue it gets its job now, outside its transaction.
+        try:
+            queue.defer_jobless(self.queue, self.db, [run_id])
+        except Exception:  # the run is stored: the next start of a web process adopts it
+            log.exception("could not check run %s has a job", run_id)
 
     def stop(self) -> None:
         pass  # jobs were deferred on the request's own connections: nothing of ours is open

@@ -118,10 +118,21 @@ def make_queue(info: str, **pool: Any) -> procrastinate.App:
 
 
 def defer_runs(app: procrastinate.App, session: Session, run_ids: Sequence[int]) -> None:
-    """Defer one job per run on the session's own connection, inside its open transaction."""
+    """Defer one job per run on the session's own connection, inside its open transaction.
+
+    Each job's lock is its run: the database refuses a second waiting job for a run
+    (``AlreadyEnqueued``), and two jobs of one run never execute at the same time."""
     connection = session.connection().connection.driver_connection
     task = app.tasks[TASK_NAME]
-    task.configure(connection=connection).batch_defer(*({"run_id": i} for i in run_ids))
+    jobs = [
+        task.configure(lock=_lock(i), queueing_lock=_lock(i)).make_new_job(run_id=i)
+        for i in run_ids
+    ]
+    app.job_manager.batch_defer_jobs(jobs=jobs, connection=connection)
+
+
+def _lock(run_id: int) -> str:
+    return f"foba-run-{run_id}"
 
 
 # --------------------------------------------------------------------------- the job
@@ -184,30 +195,28 @@ def _fail(db: Engine, held: lease.Claim, exc: Exception) -> None:
         log.exception("could not store the failure of run %s", held.run_id)
 
 
-def adopt_orphans(app: procrastinate.App, db: Engine) -> int:
-    """Defer a job for every unfinished run that has none waiting or running: runs queued
-    under the in-process backend before a switch, or whose job failed. Returns how many."""
+def defer_jobless(app: procrastinate.App, db: Engine, run_ids: Sequence[int] | None = None) -> int:
+    """Defer a job for each unfinished run (of ``run_ids``, or any) that has none waiting or
+    running; return how many. At the web process's start this adopts runs queued under the
+    in-process backend before a switch, or whose job failed; after a commit it catches runs
+    that code inserted without ``JobBackend.enqueue``."""
+    query = (
+        "SELECT r.id FROM runs r WHERE r.status IN ('queued', 'running')"
+        + (" AND r.id = ANY(:ids)" if run_ids is not None else "")
+        + " AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs j WHERE j.task_name = :task"
+        " AND j.status IN ('todo', 'doing') AND (j.args->>'run_id')::bigint = r.id)"
+        " ORDER BY r.id"
+    )
+    params = {"task": TASK_NAME, "ids": list(run_ids or ())}
     with Session(db) as session:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
-        orphans = (
-            session.execute(
-                text(
-                    "SELECT r.id FROM runs r WHERE r.status IN ('queued', 'running') AND NOT EXISTS"
-                    " (SELECT 1 FROM procrastinate_jobs j WHERE j.task_name = :task"
-                    " AND j.status IN ('todo', 'doing') AND (j.args->>'run_id')::bigint = r.id)"
-                    " ORDER BY r.id"
-                ),
-                {"task": TASK_NAME},
-            )
-            .scalars()
-            .all()
-        )
-        if orphans:
-            defer_runs(app, session, orphans)
+        jobless = session.execute(text(query), params).scalars().all()
+        if jobless:
+            defer_runs(app, session, jobless)
             session.commit()
-    if orphans:
-        log.warning("deferred jobs for %d unfinished runs that had none", len(orphans))
-    return len(orphans)
+    if jobless:
+        log.warning("deferred jobs for %d unfinished runs that had none", len(jobless))
+    return len(jobless)
 
 
 # --------------------------------------------------------------------------- what /healthz shows

@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 from app_helpers import full_trace, regression_csv, upload_ok, wait_for_events
+from procrastinate.exceptions import AlreadyEnqueued
 from service_helpers import FAST_JOBS, make_settings, serve, submit, wait_for
 from sqlalchemy import text
 from sqlmodel import Session
 
 from app.config import Settings
 from app.db import make_db
+from app.jobs import queue
 from app.jobs.queue import NeedsPostgres
 from app.models import ComparisonCreate, RunCreate
 from app.services import runs as run_service
@@ -221,6 +223,13 @@ def test_a_run_and_its_job_are_stored_together_and_orphans_adopted(queue_db, dat
         args = sql(queue_db, "SELECT args FROM procrastinate_jobs WHERE task_name = 'foba.run'")
         assert {tuple(a[0]) for a in args} == {("run_id",)}
 
+        with Session(app.state.db) as session, pytest.raises(AlreadyEnqueued):
+            queue.defer_runs(app.state.backend.queue, session, ids[:1])  # one job per run
+
+        # A run inserted by code that did not enqueue it gets its job after the commit.
+        sql(queue_db, "DELETE FROM procrastinate_jobs")
+        app.state.backend.submit(ids[0])
+        assert jobs_of(queue_db, ids) == {ids[0]: ("todo", 0)}
         # Runs queued without a job (by the in-process backend, before a switch of backend)
         # get one when the web process starts.
         sql(queue_db, "DELETE FROM procrastinate_jobs")
