@@ -73,11 +73,26 @@ class Settings(BaseSettings):
     )
 
     # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
-    job_backend: Literal["inprocess"] = "inprocess"
+    job_backend: Literal["inprocess", "procrastinate"] = Field(
+        "inprocess",
+        description="inprocess: workers supervised by the web process (one machine); "
+        "procrastinate: a queue in PostgreSQL served by `python -m app worker` on any host.",
+    )
     workers: int = Field(default_factory=_default_workers, ge=0)
-    heartbeat_seconds: float = Field(2.0, gt=0)
+    worker_concurrency: int = Field(
+        1,
+        ge=1,
+        description="Runs one `python -m app worker` executes at once, each in a worker "
+        "process of its own (JOB_BACKEND=procrastinate).",
+    )
+    heartbeat_seconds: float = Field(
+        2.0, gt=0, description="How often a run (in-process) or a worker (procrastinate) beats."
+    )
     stale_after_seconds: float = Field(
-        15.0, gt=0, description="A running run whose heartbeat is older is requeued."
+        15.0,
+        gt=0,
+        description="A running run whose heartbeat (in-process), or whose worker's heartbeat "
+        "(procrastinate), is older is run again.",
     )
     poll_seconds: float = Field(1.0, gt=0, description="Idle workers look for queued runs.")
     monitor_seconds: float = Field(1.0, gt=0, description="Supervisor checks workers/heartbeats.")

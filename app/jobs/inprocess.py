@@ -20,6 +20,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from ..config import Settings, StorageKind
 from ..db import make_db
@@ -136,6 +138,9 @@ class InProcessBackend:
         self._workers = [self._spawn() for _ in range(self.settings.workers)]
         self._supervisor = threading.Thread(target=self._supervise, name="job-supervisor")
         self._supervisor.start()
+
+    def enqueue(self, session: Session, run_ids: Sequence[int]) -> None:
+        pass  # the queued rows are the queue: workers claim them from the runs table
 
     def submit(self, run_id: int) -> None:
         if self._workers:  # nobody would read the hint on an API-only node

@@ -9,7 +9,9 @@
   it learns from the row count (``LeaseLost``) and stops.
 * ``requeue_stale``: a running run whose heartbeat is older than ``stale_after`` seconds has
   lost its worker: back to queued, or failed once it has used up ``max_attempts``, or
-  cancelled when that had been asked for.
+  cancelled when that had been asked for (the in-process backend's liveness check).
+* ``take_over``: the same recovery for one run whose job a queue handed to a new worker
+  because the old one died (the distributed backend, whose liveness is the queue's).
 
 Every write is one short transaction, retried with backoff while the database is transiently
 unavailable (``app.transient``): a lock held elsewhere delays a run, it never fails one. A
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, delete, insert, select, update
 
 from ..models import Run, RunStatus, TraceEvent, utcnow
 from ..transient import retried
@@ -163,29 +165,49 @@ def release(db: Engine, held: Claim) -> None:
 
 def requeue_stale(db: Engine, stale_after: float, max_attempts: int) -> int:
     """Recover the runs of dead workers; return how many went back to the queue."""
-    now = utcnow()
     stale = (Run.status == RunStatus.running) & (
-        Run.heartbeat_at < now - timedelta(seconds=stale_after)
+        Run.heartbeat_at < utcnow() - timedelta(seconds=stale_after)
     )
-    ended = {"claim_token": None, "finished_at": now}
     with db.begin() as conn:
-        conn.execute(
-            update(Run)
-            .where(stale, Run.cancel_requested)
-            .values(status=RunStatus.cancelled, **ended)
+        return _recover(conn, stale, max_attempts)
+
+
+def take_over(db: Engine, run_id: int, worker: str, max_attempts: int) -> Claim | None:
+    """Claim ``run_id`` for a queue that has already decided its last holder is gone.
+
+    The distributed backend's job queue knows when a worker died (its worker heartbeats), and
+    hands the run's job to another worker: a run still ``running`` then belongs to a dead
+    attempt and is recovered as ``requeue_stale`` would (cancelled, failed after
+    ``max_attempts``, or queued), then claimed. None when nothing is left to run.
+    """
+    with db.begin() as conn:
+        abandoned = (Run.id == run_id) & (Run.status == RunStatus.running)
+        _recover(conn, abandoned, max_attempts)
+    return claim(db, run_id, worker)
+
+
+def _recover(conn: Connection, abandoned: ColumnElement[bool], max_attempts: int) -> int:
+    """Runs whose worker is gone: cancelled when that had been asked for, failed once they
+    have used up ``max_attempts``, queued otherwise; return how many were queued."""
+    now = utcnow()
+    ended = {"claim_token": None, "finished_at": now}
+    conn.execute(
+        update(Run)
+        .where(abandoned, Run.cancel_requested)
+        .values(status=RunStatus.cancelled, **ended)
+    )
+    conn.execute(
+        update(Run)
+        .where(abandoned, Run.attempt >= max_attempts)
+        .values(
+            status=RunStatus.failed,
+            error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"
+            " or out of memory?); try a smaller problem",
+            **ended,
         )
-        conn.execute(
-            update(Run)
-            .where(stale, Run.attempt >= max_attempts)
-            .values(
-                status=RunStatus.failed,
-                error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"
-                " or out of memory?); try a smaller problem",
-                **ended,
-            )
-        )
-        return conn.execute(
-            update(Run)
-            .where(stale)
-            .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
-        ).rowcount
+    )
+    return conn.execute(
+        update(Run)
+        .where(abandoned)
+        .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
+    ).rowcount

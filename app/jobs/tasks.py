@@ -158,10 +158,11 @@ class TraceWriter:
         except Exception as exc:
             if not is_transient(exc):
                 raise
-            # The retries ran out: stop, and let the stale heartbeat requeue the run.
-            run_id = self.ctx.claim.run_id
-            log.warning("run %s: the database stayed unavailable; run given up", run_id)
-            self.ctx.lost = True
+            # The retries ran out (a dropped connection, a long lock): the rows go with the
+            # next batch; the run goes on, and a worker that really lost the database is
+            # found dead by its backend's liveness check.
+            log.warning("trace batch of run %s not written; retried", self.ctx.claim.run_id)
+            self.buffer[:0] = rows
 
     def drain(self) -> list[dict[str, Any]]:
         rows, self.buffer = self.buffer, []

@@ -135,6 +135,8 @@ def submit_cv(session: Session, backend: JobBackend, store: ArrayStore, body: CV
             for i in range(body.n_folds)
         ]
         session.add_all(folds)
+        session.flush()
+        backend.enqueue(session, [run.id for run in folds])  # every fold's job, or none
         session.commit()
     except IntegrityError:  # the data set was deleted meanwhile
         session.rollback()
@@ -281,6 +283,7 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
     session.flush()
     study.final_run_id = run.id
     session.add(study)
+    backend.enqueue(session, [run.id])
     session.commit()
     backend.submit(run.id)
     return run

@@ -125,6 +125,8 @@ def submit_run(
         session.flush()
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, run_id=run.id))
+            session.flush()  # a repeated key fails here, before any job is queued
+        backend.enqueue(session, [run.id])
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -162,6 +164,8 @@ def submit_comparison(
             session.add(
                 IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
             )
+        session.flush()
+        backend.enqueue(session, [run.id for run in runs])  # all the runs' jobs, or none
         session.commit()
     except IntegrityError:
         session.rollback()

@@ -206,3 +206,31 @@ def test_a_dataset_in_use_is_not_deleted_and_a_finished_one_takes_its_runs(
         assert session.get(Dataset, dataset_id) is None
         assert session.get(Run, run_id) is None
     assert steps_of(db, run_id) == []
+
+
+def test_take_over_recovers_a_dead_attempt_then_claims_at_most_max_attempts(db: Engine) -> None:
+    """The distributed backend's queue hands a dead worker's job on: no heartbeat age is
+    consulted, the run's attempts and cancel flag decide."""
+    ds = add_dataset(db)
+    run_id = add_run(db, ds)
+    first = lease.claim(db, run_id, "host-a:1")
+    lease.beat(db, first, 0.5, events(run_id, range(3)))
+
+    second = lease.take_over(db, run_id, "host-b:2", max_attempts=2)  # its worker died
+    assert second is not None and second.attempt == 2 and second.token != first.token
+    assert steps_of(db, run_id) == []  # the dead attempt's partial trace is gone
+    with pytest.raises(lease.LeaseLost):  # the old holder cannot write any more
+        lease.beat(db, first, 0.9, events(run_id, range(3, 4)))
+
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=2) is None  # died again
+    run = get_run(db, run_id)
+    assert run.status == RunStatus.failed and "each of 2 attempts" in run.error
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=5) is None  # final stays final
+
+    cancelled = add_run(db, ds)
+    held = lease.take_over(db, cancelled, "host-a:1", max_attempts=3)  # a queued run: claimed
+    assert held is not None and held.attempt == 1
+    with db.begin() as conn:
+        conn.execute(update(Run).where(Run.id == cancelled).values(cancel_requested=True))
+    assert lease.take_over(db, cancelled, "host-b:2", max_attempts=3) is None
+    assert get_run(db, cancelled).status == RunStatus.cancelled
