@@ -14,6 +14,14 @@ import numpy as np
 import scipy.sparse as sp
 
 DATASETS_DIR = "datasets"
+# New files and folders readable by their owner only: data sets, the SQLite database and its
+# WAL, the session secret.
+OWNER_ONLY_UMASK = 0o077
+
+
+def owner_only_files() -> None:
+    """Set once at the start of the web process and of workers (spawned ones inherit it)."""
+    os.umask(OWNER_ONLY_UMASK)
 
 
 def save_arrays(data_dir: Path, arrays: dict[str, np.ndarray]) -> str:

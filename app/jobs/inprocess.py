@@ -25,6 +25,7 @@ from sqlalchemy import Engine
 
 from ..config import Settings
 from ..db import make_db
+from ..storage import owner_only_files
 from . import lease
 from .tasks import JobContext, run_job
 
@@ -65,6 +66,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     # Ctrl+C reaches the whole process group; the supervisor decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
+    owner_only_files()
     db = make_db(config.database_url)
     name = f"{socket.gethostname()}:{os.getpid()}"
     parent = os.getppid()

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
-from ..deps import SessionDep, SettingsDep, UploadGateDep
+from ..deps import Id, Offset, SessionDep, SettingsDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
     DatasetPreview,
@@ -21,7 +21,6 @@ from ..services.upload_words import Words
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
-Offset = Annotated[int, Query(ge=0)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -85,7 +84,7 @@ def generate_dataset(
 
 
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses={404: {"model": Message}})
-def get_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int):
+def get_dataset(session: SessionDep, settings: SettingsDep, dataset_id: Id):
     return datasets.describe(settings.data_dir, datasets.get_dataset(session, dataset_id))
 
 
@@ -95,7 +94,7 @@ def get_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int):
 def preview_dataset(
     session: SessionDep,
     settings: SettingsDep,
-    dataset_id: int,
+    dataset_id: Id,
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ):
@@ -108,6 +107,6 @@ def preview_dataset(
     status_code=204,
     responses={404: {"model": Message}, 409: {"model": Message}},
 )
-def delete_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int) -> None:
+def delete_dataset(session: SessionDep, settings: SettingsDep, dataset_id: Id) -> None:
     """Delete a data set with its finished runs; refused while a run uses it."""
     datasets.delete_dataset(session, settings.data_dir, dataset_id)
