@@ -42,10 +42,26 @@ def _common(method: str, path: str, operation: dict[str, Any], keyed: bool) -> d
     if method in WRITES:
         extra["413"] = _answer("The body is too large (MAX_JSON_KB, MAX_UPLOAD_MB).", "Message")
         extra["507"] = _answer("The server's disk is full; nothing was stored.", "ServerError")
-    content = operation.get("requestBody", {}).get("content", {})
-    if "multipart/form-data" in content:
-        extra["400"] = _answer("The multipart body could not be parsed.", "Message")
+    if "requestBody" in operation:
+        extra["400"] = _answer("The body could not be parsed (JSON or multipart).", "Message")
     return extra
+
+
+def _name_lists(schemas: dict[str, Any]) -> None:
+    """The names a field takes are the engine's registries (the routes check them with their
+    own messages, listing the names; the schema says so too)."""
+    from .services import catalog
+
+    names = {
+        "algorithm": sorted(catalog.engine.ALGORITHMS),
+        "objective": sorted(catalog.OBJECTIVES),
+        "generator": sorted(catalog.GENERATORS),
+    }
+    for model in schemas.values():
+        for field, allowed in names.items():
+            prop = model.get("properties", {}).get(field)
+            if prop is not None and prop.get("type") == "string":
+                prop["enum"] = allowed
 
 
 def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]]:
@@ -59,6 +75,7 @@ def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]
         schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         schemas.setdefault("Message", MESSAGE)
         schemas.setdefault("ServerError", SERVER_ERROR)
+        _name_lists(schemas)
         for path, item in schema.get("paths", {}).items():
             for method, operation in item.items():
                 responses = operation.setdefault("responses", {})

@@ -9,9 +9,9 @@ import logging
 import re
 import uuid
 
+import fastapi.routing
 from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("app.errors")
@@ -162,16 +162,24 @@ class Options:
         await self.app(scope, receive, send_allow)
 
 
-METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+def _routes(app: object) -> list[object]:
+    """Every route with its full path, methods and path_regex (FastAPI >= 0.120 keeps
+    included routers whole; older versions list their routes flat)."""
+    flatten = getattr(fastapi.routing, "iter_route_contexts", None)
+    routes = getattr(app, "routes", [])
+    return list(flatten(routes)) if flatten else list(routes)
 
 
 def allowed_methods(scope: Scope) -> set[str]:
-    """The methods some route of the app takes at this path (static files aside)."""
-    routes = [r for r in getattr(scope.get("app"), "routes", []) if not isinstance(r, Mount)]
-    methods = {
-        method
-        for method in METHODS
-        for route in routes
-        if route.matches({**scope, "method": method})[0] is Match.FULL
-    }
+    """The methods the routes at this path take (static files aside). A route whose path is
+    this very path hides those that only match it through a parameter (POST
+    /api/datasets/generate, not GET /api/datasets/{dataset_id})."""
+    path = scope["path"]
+    matched = [
+        (route.methods, "{" not in route.path)
+        for route in _routes(scope.get("app"))
+        if getattr(route, "methods", None) and route.path_regex.match(path)
+    ]
+    literal = any(exact for _, exact in matched)
+    methods = {m for found, exact in matched if exact or not literal for m in found}
     return methods | {"OPTIONS"} if methods else methods
