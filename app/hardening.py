@@ -145,12 +145,18 @@ class Options:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "OPTIONS":
-            methods = allowed_methods(scope)
-            if methods:
-                allow = ", ".join(sorted(methods))
-                await Response(status_code=204, headers={"Allow": allow})(scope, receive, send)
-                return
+        methods = allowed_methods(scope)
+        method = scope["method"]
+        if methods and (method == "OPTIONS" or method not in methods | {"HEAD"}):
+            # OPTIONS, or a method no route at this very path takes (GET on POST-only
+            # /api/datasets/generate would otherwise reach GET /api/datasets/{dataset_id}).
+            allow = ", ".join(sorted(methods))
+            status = 204 if method == "OPTIONS" else 405
+            body = None if status == 204 else {"detail": f"{method} is not allowed here"}
+            response = Response(status_code=204) if body is None else JSONResponse(body, 405)
+            response.headers["Allow"] = allow
+            await response(scope, receive, send)
+            return
 
         async def send_allow(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 405:

@@ -28,6 +28,12 @@ STRICT = ConfigDict(extra="forbid", strict=True)
 Fraction = Annotated[float, Strict(), AllowInfNan(False)]
 
 
+# SQLite would hand a deleted row's id to the next row (the largest id + 1): the URL of a deleted
+# data set or run would then show another one. AUTOINCREMENT never reuses an id (PostgreSQL's
+# sequences never do).
+NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -65,6 +71,7 @@ class ServerError(Message):
 
 class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -281,6 +288,7 @@ class RunCreate(RunConfig, SplitOptions):
 
 class Comparison(SQLModel, table=True):
     __tablename__ = "comparisons"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -290,6 +298,7 @@ class Comparison(SQLModel, table=True):
 
 class Run(SQLModel, table=True):
     __tablename__ = "runs"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
