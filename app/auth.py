@@ -39,6 +39,7 @@ OPEN_PATHS = (SIGN_IN, "/healthz")
 OPEN_PREFIXES = ("/static/",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SECRET_FILE = "session-secret"
+FORM_LIMIT_BYTES = 64 * 1024  # a form a page posts (a CSRF token, a key) is far smaller
 UNAUTHORIZED = "this server requires its API key: send 'Authorization: Bearer <API_KEY>'"
 
 
@@ -192,7 +193,12 @@ class Guard:
         given = headers.get(CSRF_HEADER)
         replay = None
         if given is None and _is_form(headers):
-            given, replay = await _form_token(receive)
+            try:
+                given, replay = await _form_token(receive)
+            except _FormTooLarge:
+                message = f"forms are limited to {FORM_LIMIT_BYTES // 1024} KB"
+                await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
+                return
         if given is None or not hmac.compare_digest(given, expected):
             await JSONResponse(
                 {"detail": "missing or wrong CSRF token: reload the page and try again"},
@@ -219,16 +225,25 @@ def _is_form(headers: dict[str, str]) -> bool:
     return headers.get("content-type", "").startswith("application/x-www-form-urlencoded")
 
 
+class _FormTooLarge(Exception):
+    pass
+
+
 async def _form_token(receive: Receive) -> tuple[str | None, Receive]:
-    """The form's csrf_token, and a ``receive`` that hands the read body on to the route
-    (forms posted by pages are a few bytes; BodyLimit bounds them anyway)."""
+    """The form's csrf_token, and a ``receive`` that hands the read body on to the route.
+    Forms posted by pages are a few bytes; the guard reads before BodyLimit, so it bounds
+    what it reads itself."""
     chunks: list[bytes] = []
+    size = 0
     more = True
     while more:
         message = await receive()
         if message["type"] != "http.request":
             break
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > FORM_LIMIT_BYTES:
+            raise _FormTooLarge
         more = message.get("more_body", False)
     body = b"".join(chunks)
     values = parse_qs(body.decode("latin-1")).get(CSRF_FIELD)

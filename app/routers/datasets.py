@@ -98,6 +98,7 @@ def preview_dataset(
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ):
+    """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
     dataset = datasets.get_dataset(session, dataset_id)
     return datasets.preview(settings.data_dir, dataset, offset, limit)
 
