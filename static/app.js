@@ -37,13 +37,14 @@
     if (this.csrfNeeded) this.setRequestHeader("X-CSRF-Token", token);
     return send.call(this, body);
   };
+  // A form the browser itself posts (not one a script sends, which called preventDefault).
   document.addEventListener("submit", (e) => {
     const form = e.target;
-    if (form.method !== "post" || form.querySelector('input[name="csrf_token"]')) return;
+    if (e.defaultPrevented || form.method !== "post" || form.querySelector('input[name="csrf_token"]')) return;
     const field = document.createElement("input");
     Object.assign(field, { type: "hidden", name: "csrf_token", value: token });
     form.append(field);
-  }, true);
+  });
 })();
 
 (function () {

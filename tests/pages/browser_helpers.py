@@ -30,7 +30,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def serve_app(
+    tmp_path_factory: pytest.TempPathFactory, api_key: str | None = None
+) -> Iterator[str]:
+    """``python -m app`` on a free port; with ``api_key``, a server that has that API_KEY."""
     port = _free_port()
     env = {
         **os.environ,
@@ -44,7 +47,9 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "TRACE_BATCH_SECONDS": "0.2",
     }
     env.update(HOST="127.0.0.1", PORT=str(port))
-    env.pop("API_KEY", None)  # the pages post to /api from the browser, without a key
+    env.pop("API_KEY", None)  # without a key, the pages post to /api with no credentials
+    if api_key is not None:
+        env["API_KEY"] = api_key
     command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
     proc = subprocess.Popen(command, cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -84,6 +89,15 @@ def open_page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # The Content-Security-Policy refused something (a script, a style, a connection).
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and "Content Security Policy" in msg.text
+            else None
+        ),
+    )
     page.set_default_timeout(20_000)
     yield page
     context.close()
