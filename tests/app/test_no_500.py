@@ -233,3 +233,24 @@ def test_a_wide_data_set_previews_fewer_rows(api) -> None:
     page = api.get(f"{wide.json()['url']}/preview", params={"limit": 500}).json()
     assert len(page["rows"]) == 200_000 // 20_001 and len(page["rows"][0]) == 20_001
     api.delete(wide.json()["url"])
+
+
+def test_a_route_that_forgets_to_bound_an_integer_still_answers_422(tmp_path: Path) -> None:
+    """The safety net for routes added later: a number no column holds is the client's 422."""
+    from fastapi.testclient import TestClient
+    from sqlmodel import Session
+
+    from app.models import Run
+
+    app = create_app(make_settings(tmp_path / "data"))
+
+    def lookup(n: int) -> dict:
+        with Session(app.state.db) as session:
+            return {"found": session.get(Run, n) is not None}
+
+    app.add_api_route("/test-only/lookup/{n}", lookup)
+    with TestClient(app) as client:
+        assert client.get("/test-only/lookup/5").json() == {"found": False}
+        response = client.get(f"/test-only/lookup/{HUGE}")
+    assert response.status_code == 422, response.text
+    assert "too large" in response.json()["detail"][0]["msg"]

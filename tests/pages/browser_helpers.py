@@ -99,9 +99,25 @@ def open_page(browser: Any) -> Iterator[Any]:
         ),
     )
     page.set_default_timeout(20_000)
+    poll_without_eval(page)
     yield page
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+
+
+def poll_without_eval(page: Any) -> None:
+    """Playwright polls a string expression with eval() inside the page, which the app's
+    Content-Security-Policy forbids (no 'unsafe-eval'); a function it compiles from outside
+    the page. So every test's ``wait_for_function("expr")`` is sent as ``() => (expr)``."""
+    wait = page.wait_for_function
+
+    def wait_for_function(expression: str, *args: Any, **kwargs: Any) -> Any:
+        text = expression.strip()
+        if not (text.startswith(("function", "async")) or "=>" in text.split("\n")[0]):
+            expression = f"() => ({text})"
+        return wait(expression, *args, **kwargs)
+
+    page.wait_for_function = wait_for_function
 
 
 def api(base: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:

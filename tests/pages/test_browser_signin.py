@@ -78,6 +78,12 @@ def test_sign_in_upload_run_sign_out(keyed_server: str, page: Any, tmp_path: Pat
     page.wait_for_function("document.getElementById('chart-path').data !== undefined")
     page.screenshot(path=str(SHOTS / "signin-run-done-1366x768.png"))  # the sign-out button
 
+    # The API documentation (Swagger UI) loads its schema on the session, within the CSP.
+    page.goto(keyed_server + "/docs")
+    page.locator(".swagger-ui .opblock").first.wait_for()
+    assert "FoBa Lab" in page.inner_text(".swagger-ui .info")
+
+    page.goto(keyed_server + "/")
     page.click("form.signout button")
     page.wait_for_url(re.compile(r"/signin$"))
     assert not [c for c in page.context.cookies() if c["name"] == "foba_session"]
