@@ -46,8 +46,16 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address `python -m app` listens on.")
     port: int = Field(8000, ge=1, le=65535)
     api_key: SecretStr | None = Field(
-        None, description="When set, /api requires 'Authorization: Bearer <key>'."
+        None,
+        description="When set, every route but sign-in, static files and /healthz needs "
+        "'Authorization: Bearer <key>' or a session from the sign-in page.",
     )
+    session_secret: SecretStr | None = Field(
+        None,
+        description="Signs session cookies (with the key); default: a random secret kept in "
+        "the data directory.",
+    )
+    session_hours: float = Field(12.0, gt=0, le=24 * 365, description="A session's lifetime.")
 
     # Limits on what clients may send.
     max_upload_mb: float = Field(50.0, gt=0)

@@ -11,15 +11,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import AllowInfNan, ConfigDict, Strict, field_validator
 from sqlalchemy import JSON, LargeBinary
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
 
 from . import run_options
+
+# Integers clients send are bounded: the databases store 64-bit integers (a larger id names
+# nothing, and would not even reach the query), seeds are 32-bit (what every RNG takes).
+MAX_ID = 2**63 - 1
+MAX_SEED = 2**32 - 1
+MAX_K = 2**31 - 1
+# What clients send is taken as it is typed: true is not 1, "5" is not 5, NaN is no fraction.
+STRICT = ConfigDict(extra="forbid", strict=True)
+Fraction = Annotated[float, Strict(), AllowInfNan(False)]
 
 
 def utcnow() -> datetime:
@@ -50,6 +59,12 @@ class Message(SQLModel):
     """Body of every 4xx that is not a validation error (those use FastAPI's shape)."""
 
     detail: str
+
+
+class ServerError(Message):
+    """507 (disk full) and 500 (unexpected): the id the server's log names the failure by."""
+
+    request_id: str
 
 
 # --------------------------------------------------------------------------- data sets
@@ -141,11 +156,11 @@ class UploadOptions(SQLModel):
 
 
 class DatasetGenerate(SQLModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     generator: str = Field(description="A name from GET /api/generators.")
     params: dict[str, Any] = Field(default_factory=dict)
-    random_state: int | None = Field(0, ge=0)
+    random_state: int | None = Field(0, ge=0, le=MAX_SEED)
     name: str | None = Field(None, max_length=200)
 
 
@@ -236,11 +251,11 @@ class DatasetPreview(SQLModel):
 class RunConfig(SQLModel):
     """One algorithm configuration: the part of a run a comparison varies."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     algorithm: str = Field(description="A name from GET /api/algorithms.")
     objective: str = Field("least_squares", description="A name from GET /api/objectives.")
-    k: int | None = Field(None, description="Number of features to select.")
+    k: int | None = Field(None, ge=1, le=MAX_K, description="Number of features to select.")
     params: dict[str, Any] = Field(
         default_factory=dict, description="Algorithm and objective parameters, by name."
     )
@@ -255,16 +270,21 @@ class RunConfig(SQLModel):
 
 
 class SplitOptions(SQLModel):
-    test_fraction: float | None = Field(
+    model_config = STRICT
+
+    test_fraction: Fraction | None = Field(
         None, gt=0, lt=1, description="Hold out this fraction of rows to test on."
     )
     seed: int | None = Field(
-        None, ge=0, description="Seeds the split and randomised algorithms (default 0)."
+        None,
+        ge=0,
+        le=MAX_SEED,
+        description="Seeds the split and randomised algorithms (default 0).",
     )
 
 
 class RunCreate(RunConfig, SplitOptions):
-    dataset_id: int
+    dataset_id: int = Field(ge=1, le=MAX_ID)
 
 
 class Comparison(SQLModel, table=True):
@@ -430,9 +450,9 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 class ComparisonCreate(SplitOptions):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
-    dataset_id: int
+    dataset_id: int = Field(ge=1, le=MAX_ID)
     name: str = Field("", max_length=200)
     runs: list[RunConfig] = Field(min_length=1, max_length=20)
 

@@ -9,6 +9,44 @@
 // Everything else (polling, fragments, the teaching mode's keys) is HTMX attributes.
 "use strict";
 
+// CSRF: on a server with an API_KEY the page carries its session's token (<meta name=csrf-token>).
+// Every write this page makes sends it: fetch and XMLHttpRequest as a header, plain forms as
+// the field csrf_token (HTMX sends it from the hx-headers of <body>).
+(function () {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const token = meta && meta.content;
+  if (!token) return;
+  const SAFE = ["GET", "HEAD", "OPTIONS"];
+  const sameOrigin = (url) => new URL(url, window.location.href).origin === window.location.origin;
+  const nativeFetch = window.fetch.bind(window);
+  window.fetch = (input, init = {}) => {
+    const method = (init.method || (input instanceof Request ? input.method : "GET")).toUpperCase();
+    const url = input instanceof Request ? input.url : String(input);
+    if (SAFE.includes(method) || !sameOrigin(url)) return nativeFetch(input, init);
+    const headers = new Headers(init.headers || (input instanceof Request ? input.headers : undefined));
+    headers.set("X-CSRF-Token", token);
+    return nativeFetch(input, { ...init, headers });
+  };
+  const open = XMLHttpRequest.prototype.open;
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    this.csrfNeeded = !SAFE.includes(String(method).toUpperCase()) && sameOrigin(url);
+    return open.call(this, method, url, ...rest);
+  };
+  XMLHttpRequest.prototype.send = function (body) {
+    if (this.csrfNeeded) this.setRequestHeader("X-CSRF-Token", token);
+    return send.call(this, body);
+  };
+  // A form the browser itself posts (not one a script sends, which called preventDefault).
+  document.addEventListener("submit", (e) => {
+    const form = e.target;
+    if (e.defaultPrevented || form.method !== "post" || form.querySelector('input[name="csrf_token"]')) return;
+    const field = document.createElement("input");
+    Object.assign(field, { type: "hidden", name: "csrf_token", value: token });
+    form.append(field);
+  });
+})();
+
 (function () {
   const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"] };
   const rendered = new WeakSet();

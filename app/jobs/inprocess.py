@@ -33,7 +33,7 @@ from sqlmodel import Session
 
 from ..config import Settings, StorageKind
 from ..db import make_db
-from ..storage import ArrayStore, make_store
+from ..storage import ArrayStore, make_store, owner_only_files
 from . import lease
 from .tasks import JobContext, run_job
 
@@ -79,6 +79,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     # Ctrl+C reaches the whole process group; the supervisor decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
+    owner_only_files()
     db = make_db(config.database_url, config.busy_timeout_seconds)
     store = make_store(config.storage, config.data_dir, db)
     name = f"{socket.gethostname()}:{os.getpid()}"

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
-from ..deps import SessionDep, SettingsDep, StoreDep, UploadGateDep
+from ..deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
     DatasetPreview,
@@ -21,7 +21,6 @@ from ..services.upload_words import Words
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
-Offset = Annotated[int, Query(ge=0)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 READ = {
     404: {"model": Message},
@@ -97,7 +96,7 @@ def generate_dataset(
 
 
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
-def get_dataset(session: SessionDep, store: StoreDep, dataset_id: int):
+def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
     return datasets.describe(store, datasets.get_dataset(session, dataset_id))
 
 
@@ -105,10 +104,11 @@ def get_dataset(session: SessionDep, store: StoreDep, dataset_id: int):
 def preview_dataset(
     session: SessionDep,
     store: StoreDep,
-    dataset_id: int,
+    dataset_id: Id,
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ):
+    """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
     dataset = datasets.get_dataset(session, dataset_id)
     return datasets.preview(store, dataset, offset, limit)
 
@@ -118,6 +118,6 @@ def preview_dataset(
     status_code=204,
     responses={404: {"model": Message}, 409: {"model": Message}},
 )
-def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: int) -> None:
+def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: Id) -> None:
     """Delete a data set with its finished runs; refused while a run uses it."""
     datasets.delete_dataset(session, store, dataset_id)

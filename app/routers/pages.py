@@ -11,7 +11,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from ..deps import BackendDep, SessionDep, StoreDep
+from ..deps import BackendDep, Id, SessionDep, StoreDep
 from ..services import datasets as dataset_service
 from ..services import lessons
 from ..services.views import compare as compare_view
@@ -45,7 +45,7 @@ def dataset_page(
     request: Request,
     session: SessionDep,
     store: StoreDep,
-    dataset_id: int,
+    dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
 ) -> Response:
@@ -58,7 +58,7 @@ def dataset_page(
 def run_params(
     request: Request,
     session: SessionDep,
-    dataset_id: int,
+    dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
     k: str | None = None,
@@ -85,13 +85,13 @@ def cv_params(
 
 
 @router.get("/runs/{run_id}")
-def run_page(request: Request, session: SessionDep, run_id: int) -> Response:
+def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
     """The run; while it runs, the browser follows its trace through the API."""
     return render(request, "run.html", run_view.run_page(session, run_id))
 
 
 @router.get("/runs/{run_id}/figures")
-def run_figures(session: SessionDep, store: StoreDep, run_id: int) -> Response:
+def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
     return JSONResponse(run_view.run_figures(session, store, run_id))
 
@@ -109,13 +109,13 @@ def cv_page(request: Request, session: SessionDep, cv_id: int) -> Response:
 
 
 @router.get("/comparisons/{comparison_id}")
-def comparison_page(request: Request, session: SessionDep, comparison_id: int) -> Response:
+def comparison_page(request: Request, session: SessionDep, comparison_id: Id) -> Response:
     context = compare_view.comparison_page(session, comparison_id)
     return render(request, "comparison.html", context)
 
 
 @router.get("/comparisons/{comparison_id}/live")
-def comparison_live(request: Request, session: SessionDep, comparison_id: int) -> Response:
+def comparison_live(request: Request, session: SessionDep, comparison_id: Id) -> Response:
     context = compare_view.comparison_page(session, comparison_id)
     response = render(request, "partials/comparison_runs.html", context)
     if not context["live"]:
@@ -125,7 +125,7 @@ def comparison_live(request: Request, session: SessionDep, comparison_id: int) -
 
 @router.get("/comparisons/{comparison_id}/by-k")
 def comparison_by_k(
-    request: Request, session: SessionDep, store: StoreDep, comparison_id: int
+    request: Request, session: SessionDep, store: StoreDep, comparison_id: Id
 ) -> Response:
     """Loaded after the page: objective and test error against k."""
     context = compare_view.comparison_by_k(session, store, comparison_id)
@@ -166,7 +166,7 @@ def teach_page(
     request: Request,
     session: SessionDep,
     store: StoreDep,
-    run_id: int,
+    run_id: Id,
     step: str = "0",
     play: bool = False,
     k: str | None = None,

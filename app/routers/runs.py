@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ..deps import BackendDep, SessionDep, StoreDep
+from ..deps import BackendDep, Id, Offset, SessionDep, StoreDep
 from ..models import (
+    MAX_ID,
     ComparisonCreate,
     ComparisonPublic,
     Message,
@@ -57,9 +58,9 @@ def submit_run(
 @router.get("/runs", response_model=list[RunPublic])
 def list_runs(
     session: SessionDep,
-    dataset_id: int | None = None,
+    dataset_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     status: RunStatus | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ):
     """Newest first."""
@@ -67,15 +68,17 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
-def get_run(session: SessionDep, run_id: int):
+def get_run(session: SessionDep, run_id: Id):
     return RunPublic.of(runs.get_run(session, run_id))
 
 
 @router.get("/runs/{run_id}/trace", response_model=TracePage, responses=NOT_FOUND)
 def get_trace(
     session: SessionDep,
-    run_id: int,
-    after: Annotated[int, Query(ge=-1, description="Return the events with step > after.")] = -1,
+    run_id: Id,
+    after: Annotated[
+        int, Query(ge=-1, le=MAX_ID, description="Return the events with step > after.")
+    ] = -1,
     limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
 ):
     return runs.read_trace(session, run_id, after, limit)
@@ -90,7 +93,7 @@ def get_trace(
         409: {"model": Message, "description": "The run already finished."},
     },
 )
-def cancel_run(session: SessionDep, run_id: int, response: Response):
+def cancel_run(session: SessionDep, run_id: Id, response: Response):
     run = runs.cancel_run(session, run_id)
     if run.status == RunStatus.running:
         response.status_code = 202
@@ -108,9 +111,7 @@ def cancel_run(session: SessionDep, run_id: int, response: Response):
         },
     },
 )
-def export_run(
-    session: SessionDep, run_id: int, format: Literal["csv", "json"] = "csv"
-) -> Response:
+def export_run(session: SessionDep, run_id: Id, format: Literal["csv", "json"] = "csv") -> Response:
     """The selected features and their coefficients, with the run's setting (data, method,
     parameters, seed, split) and metrics, as a download."""
     run = runs.get_selection_run(session, run_id)
@@ -141,7 +142,7 @@ def submit_comparison(
 
 
 @router.get("/comparisons/{comparison_id}", response_model=ComparisonPublic, responses=NOT_FOUND)
-def get_comparison(session: SessionDep, comparison_id: int):
+def get_comparison(session: SessionDep, comparison_id: Id):
     return runs.get_comparison(session, comparison_id)
 
 
@@ -150,7 +151,7 @@ def get_comparison(session: SessionDep, comparison_id: int):
     responses={**NOT_FOUND, 200: {"content": {"text/csv": {}, "application/json": {}}}},
 )
 def export_comparison(
-    session: SessionDep, comparison_id: int, format: Literal["csv", "json"] = "csv"
+    session: SessionDep, comparison_id: Id, format: Literal["csv", "json"] = "csv"
 ) -> Response:
     """Every run of the comparison, one row each: setting, metrics, selected features."""
     comparison = runs.get_comparison(session, comparison_id)

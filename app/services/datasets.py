@@ -262,7 +262,14 @@ def describe(store: ArrayStore, dataset: Dataset) -> DatasetPublic:
     return DatasetPublic.with_columns(dataset, columns.summaries(dataset, stats))
 
 
+# A preview's rows x columns: 50,000 columns (a text corpus) would otherwise make 500 rows an
+# 80 MB answer that takes seconds to write.
+PREVIEW_CELLS = 200_000
+
+
 def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
+    """Rows from ``offset``: ``limit`` of them, fewer on a wide data set (PREVIEW_CELLS)."""
+    limit = max(1, min(limit, PREVIEW_CELLS // (dataset.n_features + 1)))
     arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     rows = X[offset : offset + limit]

@@ -10,6 +10,7 @@ the same settings; nothing else touches array files or blob rows.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -27,6 +28,7 @@ __all__ = [
     "DirectoryStore",
     "StorageKind",
     "make_store",
+    "owner_only_files",
     "pack_matrix",
     "unpack_matrix",
 ]
@@ -36,3 +38,13 @@ def make_store(kind: StorageKind, data_dir: Path, db: Engine) -> ArrayStore:
     if kind == "database":
         return DatabaseStore(db)
     return DirectoryStore(data_dir)
+
+
+# New files and folders readable by their owner only: data sets, the SQLite database and its
+# WAL, the session secret.
+OWNER_ONLY_UMASK = 0o077
+
+
+def owner_only_files() -> None:
+    """Set once at the start of the web process and of workers (spawned ones inherit it)."""
+    os.umask(OWNER_ONLY_UMASK)

@@ -79,7 +79,7 @@ BAD_RUNS = {
     ),
     "k missing": ({"algorithm": "backward"}, ["k"], ["needs k", "1 to 5"]),
     "k too large": ({"algorithm": "omp", "k": 6}, ["k"], ["between 1 and 5", "got 6"]),
-    "k zero": ({"algorithm": "omp", "k": 0}, ["k"], ["between 1 and 5"]),
+    "k zero": ({"algorithm": "omp", "k": 0}, ["k"], ["greater than or equal to 1"]),
     "logistic on a regression target": (
         {"algorithm": "omp", "objective": "logistic", "k": 2},
         ["objective"],
