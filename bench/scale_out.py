@@ -81,7 +81,12 @@ def start_workers(
         **WORKER_ENV,
     }
     command = [sys.executable, "-m", "app", "worker"]
-    return [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
+    # Each worker in a session of its own, as on a host of its own: with the kernel's
+    # autogroup scheduling, processes of one session share one session's CPU share, so
+    # workers started from this session would split one share however many they are.
+    return [
+        subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True) for _ in range(count)
+    ]
 
 
 def until(check, what: str) -> None:
