@@ -1,12 +1,17 @@
-"""``python -m app``: serve on HOST:PORT (default 127.0.0.1:8000)."""
+"""``python -m app``: serve on HOST:PORT (default 127.0.0.1:8000); ``python -m app worker``:
+run the distributed backend's jobs (JOB_BACKEND=procrastinate, any host with DATABASE_URL)."""
 
 from __future__ import annotations
 
-import uvicorn
+import logging
+import sys
 
 from .config import Settings
 
-if __name__ == "__main__":  # spawned workers import this module too; they must not serve
+
+def serve() -> None:
+    import uvicorn
+
     settings = Settings()
     uvicorn.run(
         "app.main:create_app",
@@ -15,3 +20,17 @@ if __name__ == "__main__":  # spawned workers import this module too; they must 
         port=settings.port,
         log_level="warning",
     )
+
+
+def worker() -> int:
+    # Imported here: the web process never loads Procrastinate unless it is configured.
+    from .jobs.worker import main
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    return main()
+
+
+if __name__ == "__main__":  # spawned workers import this module too; they must not serve
+    if sys.argv[1:] == ["worker"]:
+        sys.exit(worker())
+    serve()

@@ -13,6 +13,7 @@ from .config import Settings
 from .jobs.backend import JobBackend
 from .models import MAX_ID
 from .services.datasets import UploadGate
+from .storage import ArrayStore
 
 
 def get_settings(request: Request) -> Settings:
@@ -29,6 +30,10 @@ def get_backend(request: Request) -> JobBackend:
     return request.app.state.backend
 
 
+def get_store(request: Request) -> ArrayStore:
+    return request.app.state.store
+
+
 def get_upload_gate(request: Request) -> UploadGate:
     return request.app.state.upload_gate
 
@@ -40,6 +45,7 @@ Offset = Annotated[int, Query(ge=0, le=MAX_ID)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 BackendDep = Annotated[JobBackend, Depends(get_backend)]
+StoreDep = Annotated[ArrayStore, Depends(get_store)]
 UploadGateDep = Annotated[UploadGate, Depends(get_upload_gate)]
 
 # The key itself is checked by ``app.auth.Guard`` for every route; this only declares it in

@@ -3,6 +3,7 @@
 Services raise these; one handler turns them into responses. Invalid input uses FastAPI's
 validation-error shape (``{"detail": [{"loc", "msg", "type", "ctx"}]}``) so every 422 reads
 alike; the other statuses (503 with a Retry-After header) carry ``{"detail": "<message>"}``.
+A transient database error (a lock held too long, a dropped connection) is a 503 too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+
+from .transient import RETRY_AFTER_SECONDS, is_transient
 
 
 class AppError(Exception):
@@ -35,6 +39,12 @@ class NotFound(AppError):
 
 class Conflict(AppError):
     status_code = 409
+
+
+class Gone(AppError):
+    """What the request names existed but its content is lost for good."""
+
+    status_code = 410
 
 
 class TooLarge(AppError):
@@ -110,6 +120,18 @@ async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=422)
 
 
+async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
+    if not is_transient(exc):
+        raise exc  # a bug or a broken database: the server error it is
+    busy = Busy(
+        "the database is busy or briefly unreachable; nothing was changed, send the request "
+        f"again in {RETRY_AFTER_SECONDS} seconds",
+        retry_after=RETRY_AFTER_SECONDS,
+    )
+    return await _handle(request, busy)
+
+
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _handle)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(OperationalError, _database_busy)

@@ -1,7 +1,10 @@
 """Tables and the API's model families (Create = what clients send, Public = what they get).
 
-Arrays never live in rows: a data set row names its ``.npz`` file (server-generated) under the
-data directory. Timestamps are aware UTC datetimes (SQLModel stores them as UTC).
+A data set row names its arrays by a key its array store chose (``app.storage``): a ``.npz``
+file under the data directory, or the rows of ``array_chunks``. Timestamps are aware UTC
+datetimes (SQLModel stores them as UTC). Tables whose ids appear in links never reuse an id
+(AUTOINCREMENT on SQLite; PostgreSQL sequences never go back). A change to a table is a new
+migration in ``app/migrations`` (see its docstring).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import AllowInfNan, ConfigDict, Strict, field_validator
-from sqlalchemy import JSON
+from sqlalchemy import JSON, LargeBinary
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
@@ -28,14 +31,12 @@ STRICT = ConfigDict(extra="forbid", strict=True)
 Fraction = Annotated[float, Strict(), AllowInfNan(False)]
 
 
-# SQLite would hand a deleted row's id to the next row (the largest id + 1): the URL of a deleted
-# data set or run would then show another one. AUTOINCREMENT never reuses an id (PostgreSQL's
-# sequences never do).
-NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
-
-
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# A deleted data set's, run's or comparison's id is never given to a new one: links stay true.
+NO_ID_REUSE = {"sqlite_autoincrement": True}
 
 
 class RunStatus(StrEnum):
@@ -71,7 +72,7 @@ class ServerError(Message):
 
 class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
-    __table_args__ = NEVER_REUSE_IDS
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -86,7 +87,7 @@ class Dataset(SQLModel, table=True):
     classes: list[str] | None = Field(default=None, sa_type=JSON)  # label of y == 0, y == 1
     true_support: list[int] | None = Field(default=None, sa_type=JSON)
     meta: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    file: str  # relative to the data directory, chosen by the server; holds X, y, column stats
+    file: str  # the array store's key (chosen by the server) of X, y and the column stats
     sample_key: str | None = Field(default=None, unique=True)  # makes seeding idempotent
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -288,7 +289,7 @@ class RunCreate(RunConfig, SplitOptions):
 
 class Comparison(SQLModel, table=True):
     __tablename__ = "comparisons"
-    __table_args__ = NEVER_REUSE_IDS
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -298,7 +299,7 @@ class Comparison(SQLModel, table=True):
 
 class Run(SQLModel, table=True):
     __tablename__ = "runs"
-    __table_args__ = NEVER_REUSE_IDS
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -324,6 +325,35 @@ class Run(SQLModel, table=True):
     finished_at: datetime | None = None
     error: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    # A fold of a cross-validation over k (its result is engine.cv.FoldResult.to_dict()), not
+    # a run of its own: kept out of the run lists, executed by run_job like any run.
+    cv_id: int | None = Field(
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
+    )
+    cv_fold: int | None = None
+
+
+class CVStudy(SQLModel, table=True):
+    """A choice of k by K-fold cross-validation; its folds are runs (``Run.cv_id``), one job
+    each, and its status is theirs (see ``app.services.cv``)."""
+
+    __tablename__ = "cv_studies"
+    __table_args__ = NO_ID_REUSE
+
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    algorithm: str
+    objective: str
+    k_max: int
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # as Run.params
+    n_folds: int
+    rule: str  # engine.cv.RULES
+    metric: str  # engine.cv.METRICS
+    seed: int = 0
+    plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # CVPlan.to_dict()
+    # The run at the chosen k on all data; no foreign key (runs already point here).
+    final_run_id: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class SelectedFeature(SQLModel):
@@ -393,7 +423,9 @@ class RunPublic(SQLModel):
     heartbeat_at: datetime | None
     queued_seconds: float | None = Field(description="From submission to the last claim.")
     run_seconds: float | None = Field(description="From the last claim to the end.")
-    result: RunResult | None
+    result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
+    cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
+    cv_fold: int | None = None
     url: str
     trace_url: str
 
@@ -404,6 +436,7 @@ class RunPublic(SQLModel):
                 **run.model_dump(exclude={"claim_token"}),
                 "params": run_options.engine_params(run.params),
                 "standardize": run_options.standardize(run.params),
+                "result": run.result if run.cv_id is None else None,
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",
@@ -476,3 +509,13 @@ class IdempotencyKey(SQLModel, table=True):
         default=None, foreign_key="comparisons.id", ondelete="CASCADE"
     )
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class ArrayChunk(SQLModel, table=True):
+    """One piece of a data set's ``.npz`` archive, for ``STORAGE=database``."""
+
+    __tablename__ = "array_chunks"
+
+    key: str = Field(primary_key=True, max_length=64)
+    seq: int = Field(primary_key=True)
+    data: bytes = Field(sa_type=LargeBinary)

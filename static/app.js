@@ -699,6 +699,51 @@
     tick();
   }
 
+  // ---------------------------------------------------------------- live cross-validation
+
+  // A cross-validation's page while its folds run: the study's JSON is polled and the folds
+  // done, the progress and each fold's status are updated in place; once no fold is active
+  // the page is loaded again, with the curve.
+  function setupCVLive(section) {
+    const setup = JSON.parse(document.getElementById(section.dataset.cvLive).textContent);
+    const badge = (status) => `<span class="badge status-${status}">${status}</span>`;
+    const el = {
+      done: section.querySelector(".folds-done"),
+      bar: section.querySelector(".progress .bar"),
+      progress: section.querySelector(".progress"),
+      pct: section.querySelector(".pct"),
+      status: document.getElementById("cv-status"),
+    };
+
+    function draw(study) {
+      const work = study.folds.reduce((sum, f) => sum + (f.status === "done" ? 1 : f.progress), 0);
+      const pct = Math.round((100 * work) / study.folds_total);
+      el.done.textContent = String(study.folds_done);
+      el.bar.style.width = `${pct}%`;
+      el.progress.setAttribute("aria-valuenow", String(pct));
+      el.pct.textContent = `${pct}%`;
+      if (el.status) el.status.innerHTML = badge(study.status);
+      study.folds.forEach((f) => {
+        const chip = section.querySelector(`[data-fold="${f.fold}"] .badge`);
+        if (chip) chip.outerHTML = badge(f.status);
+      });
+    }
+
+    async function poll() {
+      const response = await fetch(setup.url, { headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(`cross-validation: ${response.status}`);
+      const study = await response.json();
+      draw(study);
+      if (study.status !== "queued" && study.status !== "running") { window.location.reload(); return; }
+      setTimeout(tick, LIVE_POLL_MS);
+    }
+
+    function tick() {
+      poll().catch(() => setTimeout(tick, 3 * LIVE_POLL_MS));
+    }
+    tick();
+  }
+
   // ---------------------------------------------------------------- teaching keys
 
   // ← and → step the teaching mode. Each key moves from the step the previous key asked for,
@@ -774,14 +819,17 @@
   // algorithm than the parameter panel (loaded for the first one) was built for. Reload the
   // panel for what the controls now say, so the form never sends one algorithm's parameters
   // with another.
+  // The cross-validation form's panel ("cv-") is kept in step the same way.
   function resyncRunForm() {
-    const select = document.getElementById("run-algorithm");
-    const panel = document.querySelector("#run-params [data-algorithm]");
-    if (!select || !panel || !window.htmx) return;
-    const objective = document.getElementById("run-objective");
-    const stale = panel.dataset.algorithm !== select.value
-      || (objective && panel.dataset.objective !== objective.value);
-    if (stale) window.htmx.trigger(select, "change");
+    ["run", "cv"].forEach((form) => {
+      const select = document.getElementById(`${form}-algorithm`);
+      const panel = document.querySelector(`#${form}-params [data-algorithm]`);
+      if (!select || !panel || !window.htmx) return;
+      const objective = document.getElementById(`${form}-objective`);
+      const stale = panel.dataset.algorithm !== select.value
+        || (objective && panel.dataset.objective !== objective.value);
+      if (stale) window.htmx.trigger(select, "change");
+    });
   }
 
   // ---------------------------------------------------------------- wiring
@@ -801,6 +849,7 @@
       });
     });
     document.querySelectorAll("[data-live]").forEach(setupLive);
+    document.querySelectorAll("[data-cv-live]").forEach(setupCVLive);
     document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
     window.addEventListener("pageshow", resyncRunForm);
     document.addEventListener("click", (e) => {

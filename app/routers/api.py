@@ -8,9 +8,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from ..config import Settings
-from ..db import ping
-from ..deps import BackendDep, SessionDep, api_key_scheme
-from . import catalog, datasets, runs
+from ..deps import BackendDep, SessionDep, StoreDep, api_key_scheme
+from ..services import health
+from . import catalog, cv, datasets, runs
 
 
 def api_router(settings: Settings) -> APIRouter:
@@ -20,6 +20,7 @@ def api_router(settings: Settings) -> APIRouter:
     router.include_router(catalog.router)
     router.include_router(datasets.router)
     router.include_router(runs.router)
+    router.include_router(cv.router)
     return router
 
 
@@ -27,20 +28,12 @@ health_router = APIRouter(tags=["health"])
 
 
 @health_router.get("/healthz", responses={503: {"description": "The database is unreachable."}})
-def healthz(request: Request, session: SessionDep, backend: BackendDep) -> Any:
-    """Liveness and readiness: ``status`` is ok, or unavailable when the database does not
-    answer. With the API key (or when the server has none) the details too: the database's
-    error and the job workers' state."""
-    details = request.state.authenticated
-    try:
-        ping(session)
-    except Exception as exc:  # any failure means not ready; say which, to those allowed
-        body = {"status": "unavailable"}
-        if details:
-            body["database"] = str(exc)
-        return JSONResponse(body, status_code=503)
-    return (
-        {"status": "ok", "database": "ok", "jobs": backend.describe()}
-        if details
-        else {"status": "ok"}
-    )
+def healthz(request: Request, session: SessionDep, backend: BackendDep, store: StoreDep) -> Any:
+    """Liveness and readiness: the database answers, every data set's arrays are in storage
+    (status "degraded" names the data sets whose arrays are lost), and the job workers'
+    state. Without the API key (on a server that has one) only the status: ok, degraded or
+    unavailable."""
+    body, status = health.report(session, backend, store)
+    if not request.state.authenticated:
+        body = {"status": body["status"]}
+    return JSONResponse(body, status_code=status)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
-from ..deps import Id, Offset, SessionDep, SettingsDep, UploadGateDep
+from ..deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
     DatasetPreview,
@@ -22,6 +22,13 @@ from ..services.upload_words import Words
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
+READ = {
+    404: {"model": Message},
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost; upload it again.",
+    },
+}
 
 
 class UploadForm(UploadOptions):
@@ -50,6 +57,7 @@ def list_datasets(session: SessionDep, offset: Offset = 0, limit: Limit = 100):
 )
 def upload_dataset(
     session: SessionDep,
+    store: StoreDep,
     settings: SettingsDep,
     gate: UploadGateDep,
     form: Annotated[UploadForm, Form(media_type="multipart/form-data")],
@@ -62,10 +70,10 @@ def upload_dataset(
     words = Words(form=wording == "form")
     file = form.file
     dataset = datasets.create_from_upload(
-        session, settings, file.file, file.filename, form, gate, words
+        session, store, settings, file.file, file.filename, form, gate, words
     )
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
-    return datasets.describe(settings.data_dir, dataset)
+    return datasets.describe(store, dataset)
 
 
 @router.post(
@@ -75,32 +83,34 @@ def upload_dataset(
     responses={422: {"description": "Invalid parameters, or more cells than MAX_CELLS."}},
 )
 def generate_dataset(
-    session: SessionDep, settings: SettingsDep, body: DatasetGenerate, response: Response
+    session: SessionDep,
+    store: StoreDep,
+    settings: SettingsDep,
+    body: DatasetGenerate,
+    response: Response,
 ):
     """Generate a data set with one of the engine's generators (see GET /api/generators)."""
-    dataset = datasets.create_generated(session, settings.data_dir, body, settings.max_cells)
+    dataset = datasets.create_generated(session, store, body, settings.max_cells)
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
-    return datasets.describe(settings.data_dir, dataset)
+    return datasets.describe(store, dataset)
 
 
-@router.get("/{dataset_id}", response_model=DatasetPublic, responses={404: {"model": Message}})
-def get_dataset(session: SessionDep, settings: SettingsDep, dataset_id: Id):
-    return datasets.describe(settings.data_dir, datasets.get_dataset(session, dataset_id))
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
+    return datasets.describe(store, datasets.get_dataset(session, dataset_id))
 
 
-@router.get(
-    "/{dataset_id}/preview", response_model=DatasetPreview, responses={404: {"model": Message}}
-)
+@router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)
 def preview_dataset(
     session: SessionDep,
-    settings: SettingsDep,
+    store: StoreDep,
     dataset_id: Id,
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ):
     """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
     dataset = datasets.get_dataset(session, dataset_id)
-    return datasets.preview(settings.data_dir, dataset, offset, limit)
+    return datasets.preview(store, dataset, offset, limit)
 
 
 @router.delete(
@@ -108,6 +118,6 @@ def preview_dataset(
     status_code=204,
     responses={404: {"model": Message}, 409: {"model": Message}},
 )
-def delete_dataset(session: SessionDep, settings: SettingsDep, dataset_id: Id) -> None:
+def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: Id) -> None:
     """Delete a data set with its finished runs; refused while a run uses it."""
-    datasets.delete_dataset(session, settings.data_dir, dataset_id)
+    datasets.delete_dataset(session, store, dataset_id)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from ..deps import BackendDep, Id, SessionDep, SettingsDep
+from ..deps import BackendDep, Id, SessionDep, StoreDep
 from ..services import datasets as dataset_service
 from ..services import lessons
 from ..services.views import compare as compare_view
+from ..services.views import cv as cv_view
 from ..services.views import home as home_view
 from ..services.views import run as run_view
 from ..services.views import teach as teach_view
@@ -43,12 +44,13 @@ def generator_params(request: Request, generator: str) -> Response:
 def dataset_page(
     request: Request,
     session: SessionDep,
-    settings: SettingsDep,
+    store: StoreDep,
     dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
 ) -> Response:
-    context = home_view.dataset_page(session, settings.data_dir, dataset_id, algorithm, objective)
+    context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
+    context.update(cv_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
 
 
@@ -66,6 +68,19 @@ def run_params(
     return render(request, "partials/run_params.html", context)
 
 
+@router.get("/datasets/{dataset_id}/cv-params")
+def cv_params(
+    request: Request,
+    session: SessionDep,
+    dataset_id: Id,
+    algorithm: str | None = None,
+    objective: str | None = None,
+) -> Response:
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    context = {"cv": cv_view.cv_form(dataset, algorithm, objective)}
+    return render(request, "partials/cv_params.html", context)
+
+
 # --------------------------------------------------------------------------- runs
 
 
@@ -76,9 +91,18 @@ def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
 
 
 @router.get("/runs/{run_id}/figures")
-def run_figures(session: SessionDep, settings: SettingsDep, run_id: Id) -> Response:
+def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
-    return JSONResponse(run_view.run_figures(session, settings.data_dir, run_id))
+    return JSONResponse(run_view.run_figures(session, store, run_id))
+
+
+# --------------------------------------------------------------------------- cross-validation
+
+
+@router.get("/cv/{cv_id}")
+def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
+    """Folds done while they run (the browser polls the study's JSON), then the curve."""
+    return render(request, "cv.html", cv_view.cv_page(session, cv_id))
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -101,10 +125,10 @@ def comparison_live(request: Request, session: SessionDep, comparison_id: Id) ->
 
 @router.get("/comparisons/{comparison_id}/by-k")
 def comparison_by_k(
-    request: Request, session: SessionDep, settings: SettingsDep, comparison_id: Id
+    request: Request, session: SessionDep, store: StoreDep, comparison_id: Id
 ) -> Response:
     """Loaded after the page: objective and test error against k."""
-    context = compare_view.comparison_by_k(session, settings.data_dir, comparison_id)
+    context = compare_view.comparison_by_k(session, store, comparison_id)
     return render(request, "partials/comparison_by_k.html", context)
 
 
@@ -126,10 +150,8 @@ def teach_index(request: Request, session: SessionDep) -> Response:
 
 
 @router.post("/teach/lessons/{key}")
-def start_lesson(
-    session: SessionDep, backend: BackendDep, settings: SettingsDep, key: str
-) -> Response:
-    lessons.start(session, backend, settings.data_dir, teach_view.lesson(key))
+def start_lesson(session: SessionDep, backend: BackendDep, store: StoreDep, key: str) -> Response:
+    lessons.start(session, backend, store, teach_view.lesson(key))
     return RedirectResponse(f"/teach/lessons/{key}", status_code=303)
 
 
@@ -143,7 +165,7 @@ def lesson_page(request: Request, session: SessionDep, key: str) -> Response:
 def teach_page(
     request: Request,
     session: SessionDep,
-    settings: SettingsDep,
+    store: StoreDep,
     run_id: Id,
     step: str = "0",
     play: bool = False,
@@ -152,7 +174,7 @@ def teach_page(
 ) -> Response:
     """One decision of a run (``step`` is the event's step number); ``k`` and ``nu`` recompute
     the run at once with them (small problems)."""
-    context = teach_view.teach_page(session, settings.data_dir, run_id, step, play, k, nu)
+    context = teach_view.teach_page(session, store, run_id, step, play, k, nu)
     return render(
         request,
         "teach.html",

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ..deps import BackendDep, Id, Offset, SessionDep, SettingsDep
+from ..deps import BackendDep, Id, Offset, SessionDep, StoreDep
 from ..models import (
     MAX_ID,
     ComparisonCreate,
@@ -32,19 +32,25 @@ IdempotencyKey = Annotated[
     ),
 ]
 NOT_FOUND = {404: {"model": Message}}
+SUBMIT = {
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost (a test split reads them).",
+    }
+}
 
 
-@router.post("/runs", status_code=202, response_model=RunPublic)
+@router.post("/runs", status_code=202, response_model=RunPublic, responses=SUBMIT)
 def submit_run(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: RunCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue a run; poll its URL (or its trace) until the status is final."""
-    run = runs.submit_run(session, backend, settings.data_dir, body, idempotency_key)
+    run = runs.submit_run(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunPublic.of(run)
 
@@ -99,13 +105,16 @@ def cancel_run(session: SessionDep, run_id: Id, response: Response):
     responses={
         **NOT_FOUND,
         200: {"content": {"text/csv": {}, "application/json": {}}},
-        409: {"model": Message, "description": "The run has no result yet."},
+        409: {
+            "model": Message,
+            "description": "The run has no result yet, or is a fold of a cross-validation.",
+        },
     },
 )
 def export_run(session: SessionDep, run_id: Id, format: Literal["csv", "json"] = "csv") -> Response:
     """The selected features and their coefficients, with the run's setting (data, method,
     parameters, seed, split) and metrics, as a download."""
-    run = runs.get_run(session, run_id)
+    run = runs.get_selection_run(session, run_id)
     dataset = datasets.get_dataset(session, run.dataset_id)
     headers = _download(f"run-{run_id}.{format}")
     if format == "json":
@@ -117,17 +126,17 @@ def _download(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
-@router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
+@router.post("/comparisons", status_code=202, response_model=ComparisonPublic, responses=SUBMIT)
 def submit_comparison(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: ComparisonCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue several algorithm configurations on one data set, as one comparison."""
-    comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
+    comparison = runs.submit_comparison(session, backend, store, body, idempotency_key)
     response.headers["Location"] = comparison.url
     return comparison
 

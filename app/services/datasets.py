@@ -1,8 +1,9 @@
 """Data sets: create (upload, generator, bundled), list, show, preview, delete.
 
-A data set is a row of metadata plus one ``.npz`` file holding X, y, the true coefficients
-when known, and per-column statistics. The file is written first and removed again if the row
-cannot be stored, so a failed request leaves nothing behind.
+A data set is a row of metadata plus arrays in the array store (``app.storage``): X, y, the
+true coefficients when known, and per-column statistics. Row and arrays are stored together
+or not at all: a database store writes them in one transaction, a file is removed again when
+the row cannot be stored, so a failed request leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..models import (
     Task,
     UploadOptions,
 )
+from ..storage import ArrayStore
 from . import catalog, columns
 from .csv_upload import UploadLimits, parse_csv
 from .upload_words import Words
@@ -76,6 +78,7 @@ def upload_limits(settings: Settings) -> UploadLimits:
 
 def create_from_upload(
     session: Session,
+    store: ArrayStore,
     settings: Settings,
     upload: BinaryIO,
     filename: str | None,
@@ -117,12 +120,12 @@ def create_from_upload(
         stats = columns.column_stats(parsed.X, parsed.y, parsed.task, parsed.missing)
         arrays = {"X": parsed.X, "y": parsed.y, **stats}
         del parsed
-        return _store(session, settings.data_dir, dataset, arrays)
+        return _store(session, store, dataset, arrays)
 
 
 def create_generated(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     body: DatasetGenerate,
     max_cells: int = Settings.model_fields["max_cells"].default,
 ) -> Dataset:
@@ -141,7 +144,7 @@ def create_generated(
         problem = generators.generate(body.generator, random_state=body.random_state, **params)
     except ValueError as exc:
         raise InvalidInput(str(exc), loc=("body", "params")) from None
-    return create_from_problem(session, data_dir, problem, name=body.name, source="generator")
+    return create_from_problem(session, store, problem, name=body.name, source="generator")
 
 
 def _check_size(params: dict[str, Any], max_cells: int) -> None:
@@ -162,7 +165,7 @@ def _check_size(params: dict[str, Any], max_cells: int) -> None:
 
 def create_from_problem(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     problem: Problem,
     *,
     name: str | None,
@@ -194,7 +197,7 @@ def create_from_problem(
     }
     if problem.true_coef is not None:
         arrays["true_coef"] = np.asarray(problem.true_coef, dtype=float)
-    return _store(session, data_dir, dataset, arrays)
+    return _store(session, store, dataset, arrays)
 
 
 def _coded_target(problem: Problem) -> tuple[list[str] | None, np.ndarray]:
@@ -207,15 +210,17 @@ def _coded_target(problem: Problem) -> tuple[list[str] | None, np.ndarray]:
 
 
 def _store(
-    session: Session, data_dir: Path, dataset: Dataset, arrays: dict[str, np.ndarray]
+    session: Session, store: ArrayStore, dataset: Dataset, arrays: dict[str, np.ndarray]
 ) -> Dataset:
-    dataset.file = storage.save_arrays(data_dir, arrays)
+    key: str | None = None
     try:
+        key = dataset.file = store.save(arrays, session)
         session.add(dataset)
         session.commit()
     except BaseException:
         session.rollback()
-        storage.delete_file(data_dir, dataset.file)
+        if key is not None:
+            store.discard(key)
         raise
     session.refresh(dataset)
     return dataset
@@ -252,8 +257,8 @@ def get_dataset(session: Session, dataset_id: int) -> Dataset:
     return dataset
 
 
-def describe(data_dir: Path, dataset: Dataset) -> DatasetPublic:
-    stats = storage.load_arrays(data_dir, dataset.file, columns.KEYS)
+def describe(store: ArrayStore, dataset: Dataset) -> DatasetPublic:
+    stats = store.load(dataset.file, columns.KEYS)
     return DatasetPublic.with_columns(dataset, columns.summaries(dataset, stats))
 
 
@@ -262,10 +267,10 @@ def describe(data_dir: Path, dataset: Dataset) -> DatasetPublic:
 PREVIEW_CELLS = 200_000
 
 
-def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
+def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
     """Rows from ``offset``: ``limit`` of them, fewer on a wide data set (PREVIEW_CELLS)."""
     limit = max(1, min(limit, PREVIEW_CELLS // (dataset.n_features + 1)))
-    arrays = storage.load_arrays(data_dir, dataset.file)
+    arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     rows = X[offset : offset + limit]
     rows = rows.toarray() if sp.issparse(rows) else rows
@@ -285,7 +290,12 @@ def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> Datase
 # --------------------------------------------------------------------------- deleting
 
 
-def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:
+def sweep_orphans(session: Session, store: ArrayStore, grace_seconds: float = 3600.0) -> int:
+    """Remove stored arrays no data set names (see ``ArrayStore.sweep``)."""
+    return store.sweep(lambda: set(session.exec(select(Dataset.file))), grace_seconds)
+
+
+def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None:
     """Delete unless a queued or running run uses it (one statement: no race with submits)."""
     dataset = get_dataset(session, dataset_id)
     busy = exists().where(Run.dataset_id == dataset_id, Run.status.in_(ACTIVE))
@@ -298,4 +308,4 @@ def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:
             f"data set {dataset_id} is used by a queued or running run; cancel it or wait for "
             "it to finish"
         )
-    storage.delete_file(data_dir, dataset.file)
+    store.delete(dataset.file)

@@ -23,6 +23,7 @@ from ..models import (
     SupportRecovery,
     Task,
 )
+from ..storage import ArrayStore
 
 
 def split_rows(
@@ -143,12 +144,12 @@ def _finite(x: float | None) -> float | None:
 
 
 def refit_errors(
-    run: Any, dataset: Any, data_dir: Any, supports: dict[int, list[int]]
+    run: Any, dataset: Any, store: ArrayStore, supports: dict[int, list[int]]
 ) -> tuple[dict[int, float | None], str]:
     """Test error of each support refitted on the run's training rows: mean squared error for
     a regression objective, classification error for a classification one. Returns the errors
     by k and the error's name."""
-    arrays = storage.load_arrays(data_dir, dataset.file)
+    arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     if sp.issparse(X):
         X = sp.csc_matrix(X)

@@ -7,7 +7,6 @@ only for reasons no check could foresee.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import update
@@ -17,7 +16,7 @@ from sqlmodel import Session, select
 import engine
 from engine.trace import Event
 
-from .. import run_options, storage
+from .. import run_options
 from ..errors import Conflict, InvalidInput, NotFound
 from ..jobs.backend import JobBackend
 from ..models import (
@@ -37,6 +36,7 @@ from ..models import (
     TracePage,
     utcnow,
 )
+from ..storage import ArrayStore
 from . import catalog, idempotency
 from .evaluation import check_split, split_rows
 
@@ -75,11 +75,11 @@ def validate_config(
     return checked.params
 
 
-def _training_rows(data_dir: Path, dataset: Dataset, split: SplitOptions) -> int:
+def _training_rows(store: ArrayStore, dataset: Dataset, split: SplitOptions) -> int:
     """How many rows the runs will train on; InvalidInput if the split leaves too few."""
     if split.test_fraction is None:
         return dataset.n_samples
-    y = storage.load_arrays(data_dir, dataset.file, ("y",))["y"]
+    y = store.load(dataset.file, ("y",))["y"]
     problem = check_split(y, dataset.task, split.test_fraction, split.seed or 0)
     if problem:
         raise InvalidInput(problem, loc=("body", "test_fraction"))
@@ -112,19 +112,21 @@ def _new_run(
 
 
 def submit_run(
-    session: Session, backend: JobBackend, data_dir: Path, body: RunCreate, key: str | None
+    session: Session, backend: JobBackend, store: ArrayStore, body: RunCreate, key: str | None
 ) -> Run:
     request_hash = idempotency.digest("run", body)
     if seen := idempotency.lookup(session, key, request_hash):
         return get_run(session, seen.run_id)
     dataset = _dataset(session, body.dataset_id)
-    n_train = _training_rows(data_dir, dataset, body)
+    n_train = _training_rows(store, dataset, body)
     run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
     session.add(run)
     try:
         session.flush()
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, run_id=run.id))
+            session.flush()  # a repeated key fails here, before any job is queued
+        backend.enqueue(session, [run.id])
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -136,7 +138,7 @@ def submit_run(
 def submit_comparison(
     session: Session,
     backend: JobBackend,
-    data_dir: Path,
+    store: ArrayStore,
     body: ComparisonCreate,
     key: str | None,
 ) -> ComparisonPublic:
@@ -144,7 +146,7 @@ def submit_comparison(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_comparison(session, seen.comparison_id)
     dataset = _dataset(session, body.dataset_id)
-    n_train = _training_rows(data_dir, dataset, body)
+    n_train = _training_rows(store, dataset, body)
     runs = [
         _new_run(
             dataset, config, validate_config(config, dataset, ("body", "runs", i), n_train), body
@@ -162,6 +164,8 @@ def submit_comparison(
             session.add(
                 IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
             )
+        session.flush()
+        backend.enqueue(session, [run.id for run in runs])  # all the runs' jobs, or none
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -192,6 +196,18 @@ def get_run(session: Session, run_id: int) -> Run:
     return run
 
 
+def get_selection_run(session: Session, run_id: int) -> Run:
+    """A run whose result is a selection (``RunResult``): not a fold of a cross-validation,
+    whose result is held-out errors, read through its study."""
+    run = get_run(session, run_id)
+    if run.cv_id is not None:
+        raise Conflict(
+            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; its result is "
+            f"the fold's held-out errors: see /cv/{run.cv_id} (JSON: /api/cv/{run.cv_id})"
+        )
+    return run
+
+
 def list_runs(
     session: Session,
     dataset_id: int | None,
@@ -199,7 +215,9 @@ def list_runs(
     offset: int,
     limit: int,
 ) -> list[Run]:
-    query = select(Run).order_by(Run.id.desc()).offset(offset).limit(limit)
+    # The folds of a cross-validation are read through their study, not listed as runs.
+    query = select(Run).where(Run.cv_id.is_(None)).order_by(Run.id.desc())
+    query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(Run.dataset_id == dataset_id)
     if status is not None:

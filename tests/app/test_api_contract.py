@@ -46,6 +46,12 @@ COVERED = {
         ("get", "/api/comparisons/{comparison_id}/export"),
     ],
     "test_jobs_workers::test_cancel_while_running": [("post", "/api/runs/{run_id}/cancel")],
+    "test_api_cv::test_a_study_runs_its_folds_as_runs_and_matches_the_engine": [
+        ("post", "/api/cv"),
+        ("get", "/api/cv/{cv_id}"),
+        ("post", "/api/cv/{cv_id}/final"),
+    ],
+    "test_api_cv::test_unknown_and_unfinished_studies": [("post", "/api/cv/{cv_id}/cancel")],
 }
 
 

@@ -14,7 +14,7 @@ from app_helpers import (
 )
 from service_helpers import submit
 
-from app import storage
+from app.storage import DirectoryStore
 
 
 def test_upload_stores_arrays_in_a_server_named_file(client, data_dir) -> None:
@@ -34,7 +34,7 @@ def test_upload_stores_arrays_in_a_server_named_file(client, data_dir) -> None:
     assert ds["true_support"] == ["x1"] and ds["has_true_support"]
     [file] = stored_files(data_dir)
     assert file.suffix == ".npz" and "passwd" not in file.name
-    arrays = storage.load_arrays(data_dir, f"datasets/{file.name}")
+    arrays = DirectoryStore(data_dir).load(f"datasets/{file.name}")
     assert arrays["X"].shape == (30, 4) and arrays["y"].shape == (30,)
 
 

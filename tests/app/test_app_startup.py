@@ -94,6 +94,7 @@ def _free_port() -> int:
 def test_python_m_app_serves_with_samples(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path / "data"), "WORKERS": "0"}
+    env["PYTHONPATH"] = str(Path(app.main.__file__).parents[1])  # this checkout's app
     env.pop("DATABASE_URL", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "app"],

@@ -10,17 +10,19 @@ from sqlalchemy import Engine, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from app.db import create_tables, make_db, normalise_url
+from app.db import make_db, normalise_url
 from app.errors import Conflict
 from app.jobs import lease
+from app.migrations import prepare_schema
 from app.models import Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
 from app.services.datasets import delete_dataset
+from app.storage import DirectoryStore
 
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
     db = make_db(database_url)
-    create_tables(db)
+    prepare_schema(db)
     yield db
     db.dispose()
 
@@ -193,14 +195,42 @@ def test_a_dataset_in_use_is_not_deleted_and_a_finished_one_takes_its_runs(
     dataset_id = add_dataset(db)
     run_id = add_run(db, dataset_id, RunStatus.running)
     with Session(db) as session, pytest.raises(Conflict, match="queued or running"):
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     held_events = events(run_id, range(3))
     with db.begin() as conn:
         conn.execute(update(Run).where(Run.id == run_id).values(status=RunStatus.done))
         conn.execute(TraceEvent.__table__.insert(), held_events)
     with Session(db) as session:
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     with Session(db) as session:
         assert session.get(Dataset, dataset_id) is None
         assert session.get(Run, run_id) is None
     assert steps_of(db, run_id) == []
+
+
+def test_take_over_recovers_a_dead_attempt_then_claims_at_most_max_attempts(db: Engine) -> None:
+    """The distributed backend's queue hands a dead worker's job on: no heartbeat age is
+    consulted, the run's attempts and cancel flag decide."""
+    ds = add_dataset(db)
+    run_id = add_run(db, ds)
+    first = lease.claim(db, run_id, "host-a:1")
+    lease.beat(db, first, 0.5, events(run_id, range(3)))
+
+    second = lease.take_over(db, run_id, "host-b:2", max_attempts=2)  # its worker died
+    assert second is not None and second.attempt == 2 and second.token != first.token
+    assert steps_of(db, run_id) == []  # the dead attempt's partial trace is gone
+    with pytest.raises(lease.LeaseLost):  # the old holder cannot write any more
+        lease.beat(db, first, 0.9, events(run_id, range(3, 4)))
+
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=2) is None  # died again
+    run = get_run(db, run_id)
+    assert run.status == RunStatus.failed and "each of 2 attempts" in run.error
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=5) is None  # final stays final
+
+    cancelled = add_run(db, ds)
+    held = lease.take_over(db, cancelled, "host-a:1", max_attempts=3)  # a queued run: claimed
+    assert held is not None and held.attempt == 1
+    with db.begin() as conn:
+        conn.execute(update(Run).where(Run.id == cancelled).values(cancel_requested=True))
+    assert lease.take_over(db, cancelled, "host-b:2", max_attempts=3) is None
+    assert get_run(db, cancelled).status == RunStatus.cancelled

@@ -31,15 +31,19 @@ def _free_port() -> int:
 
 
 def serve_app(
-    tmp_path_factory: pytest.TempPathFactory, api_key: str | None = None
+    tmp_path_factory: pytest.TempPathFactory,
+    workers: int = 1,
+    data_dir: Path | None = None,
+    api_key: str | None = None,
 ) -> Iterator[str]:
-    """``python -m app`` on a free port; with ``api_key``, a server that has that API_KEY."""
+    """``workers=0``: an API-only app whose runs wait for a worker the test provides; with
+    ``api_key``, a server that has that API_KEY."""
     port = _free_port()
     env = {
         **os.environ,
-        "DATA_DIR": str(tmp_path_factory.mktemp("browser") / "data"),
+        "DATA_DIR": str(data_dir or tmp_path_factory.mktemp("browser") / "data"),
         "DATABASE_URL": "",
-        "WORKERS": "1",
+        "WORKERS": str(workers),
         "SEED_SAMPLES": "false",
         "POLL_SECONDS": "0.2",
         "HEARTBEAT_SECONDS": "0.3",

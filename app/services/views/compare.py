@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
@@ -11,6 +10,7 @@ from sqlmodel import Session
 from engine.trace import best_along_path
 
 from ...models import ACTIVE, RunStatus
+from ...storage import ArrayStore
 from .. import datasets as dataset_service
 from .. import evaluation
 from .. import runs as run_service
@@ -74,7 +74,7 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
     }
 
 
-def comparison_by_k(session: Session, data_dir: Path, comparison_id: int) -> dict[str, Any]:
+def comparison_by_k(session: Session, store: ArrayStore, comparison_id: int) -> dict[str, Any]:
     """Objective and test error against k, from Zhang's best size-k support along each path
     (refitted on the training rows, scored on the held-out ones)."""
     comparison = run_service.get_comparison(session, comparison_id)
@@ -89,7 +89,7 @@ def comparison_by_k(session: Session, data_dir: Path, comparison_id: int) -> dic
         if r.test_fraction and r.status == RunStatus.done and ks:
             run = run_service.get_run(session, r.id)
             errors, error_label = evaluation.refit_errors(
-                run, dataset, data_dir, {k: sorted(best[k][0]) for k in ks}
+                run, dataset, store, {k: sorted(best[k][0]) for k in ks}
             )
             error.append(compare_charts.Series(labels[r.id], ks, [errors[k] for k in ks]))
     figures = {

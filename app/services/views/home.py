@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
@@ -11,6 +10,7 @@ import engine
 
 from ...errors import NotFound
 from ...models import Comparison, Dataset, Task
+from ...storage import ArrayStore
 from .. import catalog
 from .. import datasets as dataset_service
 from .. import runs as run_service
@@ -79,15 +79,15 @@ def generator_form(name: str) -> dict[str, Any]:
 
 def dataset_page(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     dataset_id: int,
     algorithm: str | None,
     objective: str | None,
 ) -> dict[str, Any]:
     dataset = dataset_service.get_dataset(session, dataset_id)
     return {
-        "ds": dataset_service.describe(data_dir, dataset),
-        "preview": dataset_service.preview(data_dir, dataset, 0, 15),
+        "ds": dataset_service.describe(store, dataset),
+        "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
         "compare_algorithms": catalog.compare_choices(dataset),
