@@ -133,5 +133,5 @@ async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
 
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _handle)
-    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(RequestValidationError, _invalid_request)

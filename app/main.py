@@ -38,10 +38,11 @@ and follow each run's trace step by step.
 **Errors.** Every invalid input is a 422 in FastAPI's validation shape,
 `{"detail": [{"loc": [...], "msg": "...", "type": "...", "ctx": {...}}]}`, CSV content
 included (`ctx` names the column, row and value at fault). 401, 404, 409, 410 and 413 carry
-`{"detail": "<message>"}`: 410 means a data set's stored arrays are lost (upload it again).
+`{"detail": "<message>"}`: 410 means a data set's stored arrays are lost (upload it again);
+507 (the server's disk is full) and 500 (unexpected; never on purpose) add `request_id`, also
+in the server's log.
 A 503 with Retry-After (the database briefly busy or unreachable, or every upload slot taken)
-changed nothing: send the request again after that many seconds. 507 (the server's disk is
-full) and 500 (unexpected; never on purpose) add `request_id`, also in the server's log.
+changed nothing: send the request again after that many seconds.
 
 **Runs** are queued (202) and executed by workers; poll the run, or its trace with
 `?after=<last step seen>`. An `Idempotency-Key` header makes a repeated submit return the

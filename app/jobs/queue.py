@@ -246,5 +246,21 @@ def describe(db: Engine) -> dict[str, Any]:
     }
 
 
+def alive_here(db: Engine, host: str, within_seconds: float) -> bool:
+    """A worker of ``host`` has beaten within the last ``within_seconds`` (a container's health
+    check: ``python -m app worker --check``)."""
+    with db.connect() as conn:
+        return bool(
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM procrastinate_workers w"
+                    " JOIN foba_queue_workers h ON h.worker_id = w.id WHERE h.host = :host"
+                    " AND w.last_heartbeat > NOW() - make_interval(secs => :seconds)"
+                ),
+                {"host": host, "seconds": within_seconds},
+            ).scalar()
+        )
+
+
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None

@@ -21,6 +21,7 @@ from procrastinate.worker import Worker
 
 from ..config import Settings
 from ..db import make_db
+from ..storage import owner_only_files
 from . import queue
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ def main(settings: Settings | None = None) -> int:
 def run_one(settings: Settings, info: str, parent: int | None = None) -> int:
     """One worker process; ``parent``: the supervisor's pid (an orphan stops)."""
     pin_blas()
+    owner_only_files()
     db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
     state = queue.WorkerState(settings, db, parent=parent)
     try:

@@ -34,6 +34,12 @@ __all__ = [
 ]
 
 
+def make_store(kind: StorageKind, data_dir: Path, db: Engine) -> ArrayStore:
+    if kind == "database":
+        return DatabaseStore(db)
+    return DirectoryStore(data_dir)
+
+
 # New files and folders readable by their owner only: data sets, the SQLite database and its
 # WAL, the session secret.
 OWNER_ONLY_UMASK = 0o077
@@ -42,9 +48,3 @@ OWNER_ONLY_UMASK = 0o077
 def owner_only_files() -> None:
     """Set once at the start of the web process and of workers (spawned ones inherit it)."""
     os.umask(OWNER_ONLY_UMASK)
-
-
-def make_store(kind: StorageKind, data_dir: Path, db: Engine) -> ArrayStore:
-    if kind == "database":
-        return DatabaseStore(db)
-    return DirectoryStore(data_dir)

@@ -147,6 +147,20 @@ def test_ids_are_never_reused_after_the_newest_is_deleted(db: Engine) -> None:
     assert add_dataset(db) == newest + 1
 
 
+def test_every_table_with_ids_keeps_autoincrement_at_head_on_sqlite(tmp_path: Path) -> None:
+    # A batch rebuild in a later revision once dropped it from runs (reflection forgets it).
+    db = make_db(f"sqlite:///{tmp_path / 'a.db'}")
+    prepare_schema(db)
+    with db.connect() as conn:
+        sql = dict(
+            conn.execute(text("SELECT name, sql FROM sqlite_master WHERE type='table'")).all()
+        )
+    for table, model in SQLModel.metadata.tables.items():
+        if model.kwargs.get("sqlite_autoincrement"):
+            assert "AUTOINCREMENT" in sql[table], table
+    db.dispose()
+
+
 def test_a_newer_database_stops_the_start_naming_both_revisions(
     db: Engine, url: str, tmp_path: Path
 ) -> None:

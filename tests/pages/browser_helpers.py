@@ -36,8 +36,8 @@ def serve_app(
     data_dir: Path | None = None,
     api_key: str | None = None,
 ) -> Iterator[str]:
-    """``workers=0``: an API-only app whose runs wait for a worker the test provides; with
-    ``api_key``, a server that has that API_KEY."""
+    """``python -m app`` on a free port. ``workers=0``: an API-only app whose runs wait for a
+    worker the test provides; with ``api_key``, a server that has that API_KEY."""
     port = _free_port()
     env = {
         **os.environ,

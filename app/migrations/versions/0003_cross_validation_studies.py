@@ -15,6 +15,8 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
+NO_ID_REUSE = {"sqlite_autoincrement": True}
+
 
 def upgrade() -> None:
     op.create_table(
@@ -39,7 +41,8 @@ def upgrade() -> None:
     with op.batch_alter_table("cv_studies", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_cv_studies_dataset_id"), ["dataset_id"], unique=False)
 
-    with op.batch_alter_table("runs", schema=None) as batch_op:
+    # A SQLite batch rebuild copies the reflected table, which forgets AUTOINCREMENT: say it.
+    with op.batch_alter_table("runs", table_kwargs=NO_ID_REUSE) as batch_op:
         batch_op.add_column(sa.Column("cv_id", sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column("cv_fold", sa.Integer(), nullable=True))
         batch_op.create_index(batch_op.f("ix_runs_cv_id"), ["cv_id"], unique=False)
@@ -49,7 +52,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("runs", schema=None) as batch_op:
+    with op.batch_alter_table("runs", table_kwargs=NO_ID_REUSE) as batch_op:
         batch_op.drop_constraint("fk_runs_cv_id", type_="foreignkey")
         batch_op.drop_index(batch_op.f("ix_runs_cv_id"))
         batch_op.drop_column("cv_fold")
