@@ -6,8 +6,10 @@ are real subprocesses, started and registered before the clock starts. Each phas
 runs as five comparisons of 20 (mixed algorithms, logistic loss) and waits for all of them.
 
 Printed per phase: runs per minute (first enqueue to last finish), enqueue-to-start latency
-p50/p95 (a burst of 100: most of it is waiting for a free worker), the load average before and
-after; then the 2-worker/1-worker throughput ratio. Timings on a shared machine are figures to
+p50/p95 (a burst of 100: most of it is waiting for a free worker), the mean start-to-finish
+time of a run, the CPU the worker processes got (in cores, over the phase: on a shared machine
+this, not the worker count, bounds the throughput), the load average before and after; then the
+2-worker/1-worker throughput ratio. Timings on a shared machine are figures to
 read, never pass/fail::
 
     python bench/scale_out.py [--runs 100] [--workers 1,2]     # 1x2: one process, 2 threads
@@ -79,7 +81,12 @@ def start_workers(
         **WORKER_ENV,
     }
     command = [sys.executable, "-m", "app", "worker"]
-    return [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
+    # Each worker in a session of its own, as on a host of its own: with the kernel's
+    # autogroup scheduling, processes of one session share one session's CPU share, so
+    # workers started from this session would split one share however many they are.
+    return [
+        subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True) for _ in range(count)
+    ]
 
 
 def until(check, what: str) -> None:
@@ -95,9 +102,11 @@ def phase(client, url: str, data_dir: Path, dataset_id: int, runs: int, spec: st
     workers, _, concurrency = spec.partition("x")
     workers = int(workers)
     procs = start_workers(workers, url, data_dir, int(concurrency or 1))
+    expected = workers * int(concurrency or 1)
     try:
-        until(lambda: len(client.get("/healthz").json()["jobs"]["workers"]) == workers, "workers")
+        until(lambda: len(client.get("/healthz").json()["jobs"]["workers"]) == expected, "workers")
         load_before = os.getloadavg()[0]
+        cpu_before = _tree_cpu([proc.pid for proc in procs])
         ids: list[int] = []
         while len(ids) < runs:
             size = min(PER_COMPARISON, runs - len(ids))
@@ -107,12 +116,31 @@ def phase(client, url: str, data_dir: Path, dataset_id: int, runs: int, spec: st
             ids += [run["id"] for run in response.json()["runs"]]
         until(lambda: finished(url, ids), f"{runs} runs on {workers} worker(s)")
         load_after = os.getloadavg()[0]
+        cpu = _tree_cpu([proc.pid for proc in procs]) - cpu_before
     finally:
         for proc in procs:
             proc.terminate()
         for proc in procs:
             proc.wait(30)
-    return measure(url, ids) | {"load": (load_before, load_after), "workers": spec}
+    result = measure(url, ids)
+    # The cores the workers actually got: on a shared machine, what bounds the ratio.
+    result["cores"] = cpu / result["span"]
+    return result | {"load": (load_before, load_after), "workers": spec}
+
+
+def _tree_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) so far of these processes and their children (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid in pids or ppid in pids:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def finished(url: str, ids: list[int]) -> bool:
@@ -175,11 +203,14 @@ def main() -> None:
                     results[spec].append(result)
                     report(result, args.runs)
     base = statistics.median(r["per_minute"] for r in results[specs[0]])
+    base_cpu = statistics.median(r["per_minute"] / r["cores"] for r in results[specs[0]])
     for spec in specs[1:]:
         rate = statistics.median(r["per_minute"] for r in results[spec])
+        per_cpu = statistics.median(r["per_minute"] / r["cores"] for r in results[spec])
         print(
             f"throughput ratio {spec} vs {specs[0]} worker process(es) (medians over "
-            f"{args.rounds} round(s)): {rate / base:.2f}x"
+            f"{args.rounds} round(s)): {rate / base:.2f}x; per CPU the workers got: "
+            f"{per_cpu / base_cpu:.2f}x (1.00: no loss to coordination)"
         )
     print(f"load average at end {os.getloadavg()[0]:.2f}")
 
@@ -190,6 +221,8 @@ def report(result: dict, runs: int) -> None:
         f"({runs} in {result['span']:.1f} s, first start after {result['first_start']:.2f} s), "
         f"enqueue-to-start p50 {result['p50']:.2f} s "
         f"p95 {result['p95']:.2f} s, mean run {result['run_seconds']:.2f} s, "
+        f"workers' CPU {result['cores']:.2f} cores "
+        f"({result['per_minute'] / result['cores']:.0f} runs per CPU-minute), "
         f"load average {result['load'][0]:.2f} -> {result['load'][1]:.2f}, "
         f"statuses {sorted(result['statuses'])}",
         flush=True,

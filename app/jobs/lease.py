@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, delete, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import Run, RunStatus, TraceEvent, utcnow
 from ..transient import retried
@@ -115,8 +116,16 @@ def beat(
         if row is None:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
         if events:
-            conn.execute(insert(TraceEvent), list(events))
+            _append(conn, events)
     return bool(row.cancel_requested)
+
+
+def _append(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
+    """Insert trace events, skipping steps already stored: a batch whose commit reached the
+    database but whose acknowledgement was lost is sent again with the next one, and only the
+    claim's holder writes (the update above fences it), so a stored step is this very event."""
+    dialect = {"postgresql": postgresql, "sqlite": sqlite}[conn.dialect.name]
+    conn.execute(dialect.insert(TraceEvent).on_conflict_do_nothing(), list(events))
 
 
 @retried
@@ -148,7 +157,7 @@ def finish(
         if updated == 0:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
         if events:
-            conn.execute(insert(TraceEvent), list(events))
+            _append(conn, events)
 
 
 @retried

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -209,3 +210,27 @@ def test_the_command_line_upgrades_the_configured_database(tmp_path: Path) -> No
         check=True,
     )
     assert f"database at {head()}" in current.stdout
+
+
+def test_two_servers_starting_at_once_migrate_one_after_the_other(url: str) -> None:
+    engines = [make_db(url), make_db(url)]
+    outcomes: list[str | BaseException] = []
+
+    def start(db: Engine) -> None:
+        try:
+            outcomes.append(prepare_schema(db))
+        except BaseException as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=start, args=(db,)) for db in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    try:
+        assert not any(thread.is_alive() for thread in threads), "the two starts deadlocked"
+        assert outcomes == [head(), head()]
+        assert differences(engines[0]) == []
+    finally:
+        for db in engines:
+            db.dispose()

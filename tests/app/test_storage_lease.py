@@ -170,13 +170,14 @@ def test_release_puts_the_run_back_in_the_queue(db: Engine) -> None:
     assert (run.status, run.claim_token, run.worker) == ("queued", None, None)
 
 
-def test_a_trace_step_is_stored_once(db: Engine) -> None:
+def test_a_batch_sent_again_after_a_lost_acknowledgement_stores_each_step_once(db: Engine) -> None:
+    # The worker resends a batch whose commit it could not confirm together with the next one.
     run_id = add_run(db, add_dataset(db))
     held = lease.claim(db, run_id, "w")
     lease.beat(db, held, None, events(run_id, range(2)))
-    with pytest.raises(IntegrityError):
-        lease.beat(db, held, None, events(run_id, range(1, 3)))
-    assert steps_of(db, run_id) == [0, 1]  # the failed batch left nothing
+    lease.beat(db, held, None, events(run_id, range(0, 3)))
+    lease.finish(db, held, RunStatus.done, result={}, events=events(run_id, range(2, 4)))
+    assert steps_of(db, run_id) == [0, 1, 2, 3]
 
 
 def test_an_idempotency_key_is_stored_once(db: Engine) -> None:
