@@ -39,6 +39,12 @@ def _common(method: str, path: str, operation: dict[str, Any], keyed: bool) -> d
         extra["401"] = _answer("The API key is missing or wrong.", "Message")
     if "{" in path:
         extra["404"] = _answer("Nothing has this id.", "Message")
+    if path.startswith("/api"):
+        # app.errors: a transient database error changes nothing and says when to retry.
+        extra["503"] = _answer(
+            "The database is briefly busy or unreachable; nothing changed (see Retry-After).",
+            "Message",
+        )
     if method in WRITES:
         extra["413"] = _answer("The body is too large (MAX_JSON_KB, MAX_UPLOAD_MB).", "Message")
         extra["507"] = _answer("The server's disk is full; nothing was stored.", "ServerError")

@@ -6,25 +6,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict
 from sqlmodel import Field, SQLModel
 
-from .models import RunStatus
+from .models import MAX_ID, MAX_K, MAX_SEED, STRICT, RunStatus
 
 
 class CVCreate(SQLModel):
     """Choose k in 1..k_max by K-fold cross-validation: each fold runs the algorithm on its
     training part (one job per fold) and scores every k on its held-out part."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
-    dataset_id: int
+    dataset_id: int = Field(ge=1, le=MAX_ID)
     algorithm: str = Field(description="A name from GET /api/algorithms that takes k.")
     objective: str = Field("least_squares", description="A name from GET /api/objectives.")
     params: dict[str, Any] = Field(
         default_factory=dict, description="Algorithm and objective parameters, by name."
     )
-    k_max: int = Field(description="Score every k from 1 to k_max.")
+    k_max: int = Field(le=MAX_K, description="Score every k from 1 to k_max.")
     n_folds: int = Field(5, ge=2, le=20, description="K of K-fold: one job per fold.")
     rule: Literal["min", "1se"] = Field(
         "min",
@@ -36,17 +35,22 @@ class CVCreate(SQLModel):
         description="Held-out error: mse or mae (regression), log_loss or error "
         "(classification); default mse / log_loss.",
     )
-    seed: int = Field(0, ge=0, description="Seeds the folds and randomised algorithms.")
+    seed: int = Field(
+        0, ge=0, le=MAX_SEED, description="Seeds the folds and randomised algorithms."
+    )
     standardize: bool = Field(
         True, description="Select on unit-variance columns, as a run does (see POST /api/runs)."
     )
 
 
 class CVFinalCreate(SQLModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     k: int | None = Field(
-        None, ge=1, description="Default: the k the study's rule chose. Must be in 1..k_max."
+        None,
+        ge=1,
+        le=MAX_K,
+        description="Default: the k the study's rule chose. Must be in 1..k_max.",
     )
     record_candidates: bool = Field(
         False, description="Keep the candidate scores (the run then opens in the teaching mode)."

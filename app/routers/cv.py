@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from ..deps import BackendDep, SessionDep, StoreDep
+from ..deps import BackendDep, Id, SessionDep, StoreDep
 from ..models import Message, RunPublic
 from ..models_cv import CVCreate, CVFinalCreate, CVPublic
 from ..services import cv
@@ -29,7 +29,7 @@ def submit_cv(
 
 
 @router.get("/cv/{cv_id}", response_model=CVPublic, responses=NOT_FOUND)
-def get_cv(session: SessionDep, cv_id: int):
+def get_cv(session: SessionDep, cv_id: Id):
     """Status, folds done of total and, once every fold is done, the mean and standard error
     of the held-out error per k and the k each rule chooses."""
     return cv.public(session, cv.get_study(session, cv_id))
@@ -45,7 +45,7 @@ def get_cv(session: SessionDep, cv_id: int):
     },
 )
 def submit_final(
-    session: SessionDep, backend: BackendDep, cv_id: int, body: CVFinalCreate, response: Response
+    session: SessionDep, backend: BackendDep, cv_id: Id, body: CVFinalCreate, response: Response
 ):
     """Queue the run at the chosen k (or the k given) on all rows, with the study's
     algorithm, parameters and seed; repeating the request returns the same run."""
@@ -55,6 +55,6 @@ def submit_final(
 
 
 @router.post("/cv/{cv_id}/cancel", response_model=CVPublic, responses=NOT_FOUND)
-def cancel_cv(session: SessionDep, cv_id: int):
+def cancel_cv(session: SessionDep, cv_id: Id):
     """Cancel the folds that have not finished."""
     return cv.public(session, cv.cancel_study(session, cv_id))

@@ -72,7 +72,7 @@ def run_params(
 def cv_params(
     request: Request,
     session: SessionDep,
-    dataset_id: int,
+    dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
 ) -> Response:
@@ -100,7 +100,7 @@ def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
 
 
 @router.get("/cv/{cv_id}")
-def cv_page(request: Request, session: SessionDep, cv_id: int) -> Response:
+def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
     """Folds done while they run (the browser polls the study's JSON), then the curve."""
     return render(request, "cv.html", cv_view.cv_page(session, cv_id))
 

@@ -128,3 +128,21 @@ def test_the_guard_bounds_the_form_it_reads(tmp_path: Path) -> None:
             headers={"Content-Type": "application/x-www-form-urlencoded"},
         )
         assert response.status_code == 413
+
+
+def test_the_schema_documents_every_error_status(client) -> None:
+    schema = client.get("/openapi.json").json()
+    assert schema["components"]["schemas"]["ServerError"]["required"] == ["detail", "request_id"]
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            statuses = set(operation["responses"])
+            if path.startswith("/api"):
+                assert "503" in statuses, (method, path)
+            if "{" in path:
+                assert "404" in statuses, (method, path)
+            if method in ("post", "delete"):
+                assert {"413", "507"} <= statuses, (method, path)
+            if "requestBody" in operation:
+                assert "400" in statuses, (method, path)
+    run_config = schema["components"]["schemas"]["RunConfig"]["properties"]
+    assert "foba-obj" in run_config["algorithm"]["enum"]

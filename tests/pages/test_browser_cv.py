@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, serve_app, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, poll_without_eval, serve_app, wait_done
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -39,6 +39,7 @@ def test_choose_k_from_the_data_set_page_then_run_at_it(
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
+    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.set_default_timeout(30_000)
@@ -123,12 +124,14 @@ def work_fold(data_dir: Path, run_id: int) -> None:
     from app.db import make_db
     from app.jobs import lease
     from app.jobs.tasks import JobContext, run_job
+    from app.storage import DirectoryStore
 
     db = make_db(f"sqlite:///{data_dir / 'foba-lab.db'}")
     try:
         claim = lease.claim(db, run_id, "the test")
         assert claim is not None
-        assert run_job(run_id, JobContext(db=db, data_dir=data_dir, claim=claim)) == "done"
+        context = JobContext(db=db, store=DirectoryStore(data_dir), claim=claim)
+        assert run_job(run_id, context) == "done"
     finally:
         db.dispose()
 
@@ -152,6 +155,7 @@ def test_the_page_counts_folds_in_place_then_draws_the_curve(
     width, height = SIZES["laptop"]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
+    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
     page.set_default_timeout(20_000)
     try:
         page.goto(f"{server}/cv/{study['id']}")
