@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 
 from page_helpers import generate
-from service_helpers import submit
+from service_helpers import submit, wait_for
 from sqlmodel import Session
 
 from app.models import Run, RunStatus, utcnow
@@ -142,3 +142,33 @@ def test_queued_runs_cannot_be_deleted_from_the_table(idle):
     run = submit(idle, ds["id"], algorithm="omp", k=2)
     page = html_of(idle, f"/runs?dataset={ds['id']}")
     assert run_ids(page) == [run["id"]] and "data-delete" not in page
+
+
+def test_run_page_renames_tags_and_deletes_through_the_api(site):
+    ds = generate(site.client, "gaussian_regression", n=40, d=8, k_true=2)
+    run = wait_for(site.client, submit(site.client, ds["id"], algorithm="omp", k=2)["id"])
+    page = html_of(site.client, f"/runs/{run['id']}")
+    assert f'action="/api/runs/{run["id"]}" method="post" data-method="PATCH"' in page
+    assert 'name="tags" data-type="tags"' in page and 'name="notes"' in page
+    assert f'data-delete="/api/runs/{run["id"]}" data-after="/runs"' in page
+    assert f"Delete run #{run['id']} (omp on {ds['name']})? Its trace goes with it" in page
+    assert 'id="confirm-delete"' in page and "<script>" not in page
+    site.client.patch(run["url"], json={"name": "my omp", "tags": ["demo"], "notes": "why"})
+    page = html_of(site.client, f"/runs/{run['id']}")
+    assert f"Run #{run['id']}: my omp" in page and '<span class="chip tag">demo</span>' in page
+    assert "“my omp”" in page
+    table = html_of(site.client, "/runs?tag=demo")
+    assert run_ids(table) == [run["id"]] and "my omp" in table
+    assert run_ids(html_of(site.client, "/runs?q=MY+OMP")) == [run["id"]]
+
+
+def test_comparison_page_of_runs_compared_later(site):
+    ids = [site.foba["id"], site.forward["id"]]
+    response = site.client.post("/api/comparisons/from-runs", json={"run_ids": ids})
+    assert response.status_code == 201, response.text
+    cid = response.json()["id"]
+    page = html_of(site.client, f"/comparisons/{cid}")
+    assert "foba-obj" in page and "forward-obj" in page and "Selected sets side by side" in page
+    by_k = html_of(site.client, f"/comparisons/{cid}/by-k", headers=HX)
+    assert "chart-objective-k" in by_k
+    assert 'id="compare-ticked"' in html_of(site.client, "/runs")
