@@ -172,3 +172,23 @@ def test_comparison_page_of_runs_compared_later(site):
     by_k = html_of(site.client, f"/comparisons/{cid}/by-k", headers=HX)
     assert "chart-objective-k" in by_k
     assert 'id="compare-ticked"' in html_of(site.client, "/runs")
+
+
+def test_dataset_page_renames_and_names_what_a_deletion_takes(site, idle):
+    ds = generate(site.client, "gaussian_regression", n=40, d=8, k_true=2)
+    wait_for(site.client, submit(site.client, ds["id"], algorithm="omp", k=2)["id"])
+    page = html_of(site.client, f"/datasets/{ds['id']}")
+    assert f'action="/api/datasets/{ds["id"]}" method="post" data-method="PATCH"' in page
+    assert f'data-delete="/api/datasets/{ds["id"]}" data-after="/"' in page
+    assert "With it go its 1 run and their traces, 0 comparisons and 0 cross-validations" in page
+    renamed = site.client.patch(f"/api/datasets/{ds['id']}", json={"name": "renamed set"})
+    assert renamed.status_code == 200
+    assert "<h1>renamed set</h1>" in html_of(site.client, f"/datasets/{ds['id']}")
+    # A queued run blocks the deletion: the button says so instead of failing.
+    busy = generate(idle, "gaussian_regression", n=40, d=8)
+    submit(idle, busy["id"], algorithm="omp", k=2)
+    page = html_of(idle, f"/datasets/{busy['id']}")
+    button = page[page.index(f'data-delete="/api/datasets/{busy["id"]}"') :]
+    assert "disabled" in button[: button.index(">")]
+    assert "1 run is queued or running on it: cancel it or wait, then delete." in page
+    assert site.client.delete(f"/api/datasets/{ds['id']}").status_code == 204

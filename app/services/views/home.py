@@ -97,6 +97,7 @@ def dataset_page(
         "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
+        "goes_with": dataset_service.what_goes_with(session, dataset_id),
         "compare_algorithms": catalog.compare_choices(dataset),
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
