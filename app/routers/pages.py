@@ -91,7 +91,10 @@ def runs_page(request: Request, session: SessionDep) -> Response:
     asks for the table alone when a filter, a heading or a page link changes it."""
     query = runs_table.TableQuery.parse(dict(request.query_params))
     if is_htmx(request, "runs-table"):
-        return render(request, "partials/runs_table.html", runs_table.table(session, query))
+        context = runs_table.table(session, query)
+        response = render(request, "partials/runs_table.html", context)
+        response.headers["HX-Push-Url"] = context["q"].url()  # without the blank filters
+        return response
     return render(request, "runs.html", runs_table.page(session, query))
 
 

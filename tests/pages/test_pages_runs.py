@@ -65,7 +65,9 @@ def test_runs_table_filters_and_sorts_in_the_url(site):
     ks = [client.get(f"/api/runs/{i}").json()["k"] for i in by_k]
     assert ks == sorted(ks, key=lambda k: (k is None, k))
     # HTMX asks for the table alone; the sort travels with the filter form.
-    fragment = html_of(client, "/runs?sort=time&status=done", headers=TABLE)
+    response = client.get("/runs?sort=time&status=done&dataset=&q=&page=1", headers=TABLE)
+    assert response.headers["HX-Push-Url"] == "/runs?status=done&sort=time&dir=asc"
+    fragment = response.text
     assert "<html" not in fragment and "<form" not in fragment
     assert 'name="sort" value="time" form="runs-filter"' in fragment
     assert 'hx-target="#runs-table"' in fragment

@@ -190,7 +190,7 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
         test_error = ("error", 1 - test["accuracy"])
     else:
         test_error = None
-    params = run_options.engine_params(run.params)
+    params = _key_params(run_options.engine_params(run.params))
     return {
         "run": run,
         "dataset_name": dataset_name,
@@ -202,6 +202,16 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
         "f_measure": recovery.get("f_measure"),
         "seconds": result.get("engine_seconds"),
         "active": run.status in ACTIVE,
+    }
+
+
+def _key_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that say something in a row: not the unset ones (None), nor the
+    intercept, which nearly every run fits."""
+    return {
+        name: value
+        for name, value in params.items()
+        if value is not None and not (name == "fit_intercept" and value is True)
     }
 
 
