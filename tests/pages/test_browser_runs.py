@@ -140,3 +140,20 @@ def test_runs_table_screenshots(server: str, browser: Any, runs: dict, size: str
         page.screenshot(path=str(SHOTS / f"runs-{size}.png"), full_page=False)
     finally:
         context.close()
+
+
+def test_rename_and_delete_a_data_set_from_its_page(server: str, page: Any) -> None:
+    ds = generate(server, "to rename", n=40, d=6, k_true=2)
+    wait_done(server, run(server, ds["id"], "omp", k=2)["id"])
+    page.goto(f"{server}/datasets/{ds['id']}")
+    page.click("#dataset-edit summary")
+    page.fill("#ds-name", "renamed in the browser")
+    page.click("#dataset-edit button[type=submit]")
+    page.wait_for_function("document.querySelector('h1').textContent === 'renamed in the browser'")
+    page.click("#dataset-edit summary")
+    page.click("#dataset-edit [data-delete]")
+    text = page.inner_text("#confirm-delete")
+    assert "“renamed in the browser”" in text and "its 1 run and their traces" in text
+    page.click("#confirm-delete button[type=submit]")
+    page.wait_for_url(f"{server}/")
+    assert httpx.get(f"{server}/api/datasets/{ds['id']}", timeout=10).status_code == 404
