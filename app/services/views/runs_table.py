@@ -206,12 +206,12 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
 
 
 def _key_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters that say something in a row: not the unset ones (None), nor the
+    """The parameters that say something in a row: not the unset ones (None, "none"), nor the
     intercept, which nearly every run fits."""
     return {
         name: value
         for name, value in params.items()
-        if value is not None and not (name == "fit_intercept" and value is True)
+        if value not in (None, "none") and not (name == "fit_intercept" and value is True)
     }
 
 
