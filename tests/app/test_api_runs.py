@@ -386,3 +386,18 @@ def test_compare_existing_runs_refuses_mixed_data_sets_and_unknown_runs(client, 
     one = client.post(url, json={"run_ids": [a["id"], a["id"]]})
     assert one.status_code == 422 and "at least two different runs" in error(one)["msg"]
     assert client.post(url, json={"run_ids": [a["id"]]}).status_code == 422
+
+
+def test_a_runs_name_and_tags_travel_with_its_comparison_export(client, dataset) -> None:
+    a = submit(client, dataset["id"], algorithm="omp", k=2)
+    b = submit(client, dataset["id"], algorithm="omp", k=1)
+    client.patch(a["url"], json={"name": "=risky", "tags": ["t1"]})
+    comparison = client.post("/api/comparisons/from-runs", json={"run_ids": [a["id"], b["id"]]})
+    url = comparison.json()["url"]
+    rows = client.get(f"{url}/export?format=json").json()
+    assert [(r["run_id"], r["name"], r["tags"]) for r in rows] == [
+        (a["id"], "=risky", ["t1"]),
+        (b["id"], "", []),
+    ]
+    csv_text = client.get(f"{url}/export?format=csv").text
+    assert "'=risky" in csv_text  # a spreadsheet does not run it as a formula
