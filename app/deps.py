@@ -9,9 +9,9 @@ from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPBearer
 from sqlmodel import Session
 
+from .bounds import MAX_ID
 from .config import Settings
 from .jobs.backend import JobBackend
-from .models import MAX_ID
 from .services.datasets import UploadGate
 from .storage import ArrayStore
 

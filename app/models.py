@@ -11,24 +11,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AllowInfNan, ConfigDict, Strict, field_validator
+from pydantic import ConfigDict, field_validator
 from sqlalchemy import JSON, LargeBinary
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
 
 from . import run_options
+from .bounds import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
 
-# Integers clients send are bounded: the databases store 64-bit integers (a larger id names
-# nothing, and would not even reach the query), seeds are 32-bit (what every RNG takes).
-MAX_ID = 2**63 - 1
-MAX_SEED = 2**32 - 1
-MAX_K = 2**31 - 1
-# What clients send is taken as it is typed: true is not 1, "5" is not 5, NaN is no fraction.
-STRICT = ConfigDict(extra="forbid", strict=True)
-Fraction = Annotated[float, Strict(), AllowInfNan(False)]
+# Re-exported: the result models were defined here first.
+from .models_results import (  # noqa: F401
+    FitMetrics,
+    RunResult,
+    SelectedFeature,
+    SupportRecovery,
+)
 
 
 def utcnow() -> datetime:
@@ -331,6 +331,23 @@ class Run(SQLModel, table=True):
         default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
     )
     cv_fold: int | None = None
+    # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
+    name: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    notes: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    tags: list[str] = Field(
+        default_factory=list, sa_type=JSON, sa_column_kwargs={"server_default": "[]"}
+    )
+
+
+class ComparisonRun(SQLModel, table=True):
+    """A run a comparison was made from after the fact (``POST /api/comparisons/from-runs``);
+    a comparison's own runs point to it through ``Run.comparison_id`` instead. A run may be
+    in several such comparisons; no id of its own (nothing links to a row)."""
+
+    __tablename__ = "comparison_runs"
+
+    comparison_id: int = Field(foreign_key="comparisons.id", ondelete="CASCADE", primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True, index=True)
 
 
 class CVStudy(SQLModel, table=True):
@@ -356,53 +373,13 @@ class CVStudy(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-class SelectedFeature(SQLModel):
-    index: int
-    name: str
-    coef: float
-
-
-class FitMetrics(SQLModel):
-    """MSE and R^2 for regression objectives; accuracy and log-loss for classification."""
-
-    n_samples: int
-    mse: float | None = None
-    r2: float | None = None
-    accuracy: float | None = None
-    log_loss: float | None = None
-
-
-class SupportRecovery(SQLModel):
-    """The selected support S against the known true support S*."""
-
-    true_support: list[str]
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    precision: float
-    recall: float
-    f_measure: float
-    selection_error: int
-    selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
-    exact_recovery: bool
-
-
-class RunResult(SQLModel):
-    support: list[SelectedFeature]
-    intercept: float
-    objective: float | None
-    n_steps: int
-    stop_reason: str
-    engine_seconds: float
-    train: FitMetrics
-    test: FitMetrics | None
-    recovery: SupportRecovery | None
-
-
 class RunPublic(SQLModel):
     id: int
     dataset_id: int
     comparison_id: int | None
+    name: str
+    notes: str
+    tags: list[str]
     algorithm: str
     objective: str
     k: int | None

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from sqlmodel import Field, SQLModel
 
-from .models import MAX_ID, MAX_K, MAX_SEED, STRICT, RunStatus
+from .bounds import MAX_ID, MAX_K, MAX_SEED, STRICT
+from .models import RunStatus
 
 
 class CVCreate(SQLModel):

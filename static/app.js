@@ -3,7 +3,8 @@
 //  2. forms: post typed JSON to the API, or upload a CSV with progress, then go to the new page
 //     or show the server's validation message in place (the upload form also proposes the
 //     target, says the task before the upload, and marks the controls a refusal names);
-//  3. the run page: a finished run's figures fetched as JSON and the trace player (slider,
+//  3. the runs table's ticks (Compare for runs of one data set) and the deletion dialog;
+//  4. the run page: a finished run's figures fetched as JSON and the trace player (slider,
 //     play/pause, keys, the step in the URL; charts follow it); a running run followed
 //     through its trace API, only the events after the last one seen at each poll.
 // Everything else (polling, fragments, the teaching mode's keys) is HTMX attributes.
@@ -91,7 +92,8 @@
     const type = el.dataset.type;
     if (type === "bool") return el.checked;
     const raw = el.value.trim();
-    if (raw === "") return el.dataset.nullable ? null : undefined;
+    if (type === "tags") return raw.split(",").map((t) => t.trim()).filter((t) => t !== "");
+    if (raw === "") return el.dataset.nullable ? null : el.dataset.blank === "send" ? "" : undefined;
     if (type === "int") return Number.parseInt(raw, 10);
     if (type === "float") return Number(raw);
     return raw;
@@ -106,6 +108,9 @@
       if (value === undefined) return;
       setPath(el.dataset.each ? each : body, el.name, value);
     });
+    if (form.dataset.kind === "from-runs") {
+      body.run_ids = tickedRuns().map((box) => Number(box.value));
+    }
     if (form.dataset.kind === "comparison") {
       body.runs = [...form.querySelectorAll("input[data-algorithm]:checked")].map((box) => {
         const run = { algorithm: box.dataset.algorithm, ...each };
@@ -161,16 +166,23 @@
     clearError(form);
     button.disabled = true;
     if (note) note.textContent = "Sending…";
+    // data-method: POST (the default), PATCH, or DELETE (no body); data-redirect: where to go
+    // after, "{id}" the answer's id, blank for this page again.
+    const method = (form.dataset.method || "POST").toUpperCase();
+    const init = { method, headers: { Accept: "application/json" } };
+    if (method !== "DELETE") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(formJSON(form));
+    }
     try {
-      const response = await fetch(form.getAttribute("action"), {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify(formJSON(form)),
-      });
+      const response = await fetch(form.getAttribute("action"), init);
       const payload = parseJSON(await response.text());
-      if (response.ok && payload && payload.id !== undefined) {
+      const redirect = form.dataset.redirect || "";
+      const needsId = redirect.includes("{id}");
+      if (response.ok && (!needsId || (payload && payload.id !== undefined))) {
         if (note) note.textContent = "Done; opening…";
-        window.location.assign(form.dataset.redirect.replace("{id}", payload.id));
+        if (redirect) window.location.assign(needsId ? redirect.replace("{id}", payload.id) : redirect);
+        else window.location.reload();
         return;
       }
       showError(form, response.status, payload);
@@ -832,6 +844,40 @@
     });
   }
 
+  // ---------------------------------------------------------------- runs table, deletions
+
+  function tickedRuns() {
+    return [...document.querySelectorAll("#runs-table input.tick:checked")];
+  }
+
+  // Compare is offered only for two or more ticked runs of one data set (the API refuses
+  // others too, saying why).
+  function updateCompareBar() {
+    const form = document.getElementById("compare-ticked");
+    if (!form) return;
+    const ticked = tickedRuns();
+    const datasets = new Set(ticked.map((box) => box.dataset.dataset));
+    const note = form.querySelector(".tick-note");
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = !(ticked.length >= 2 && datasets.size === 1);
+    if (datasets.size > 1) note.textContent = `The ticked runs are on ${datasets.size} data sets: tick runs of one data set to compare them.`;
+    else if (ticked.length === 1) note.textContent = "1 run ticked: tick at least one more of the same data set.";
+    else if (ticked.length) note.textContent = `${ticked.length} runs of one data set ticked.`;
+    else note.textContent = "Tick two or more runs of one data set to compare them.";
+  }
+
+  // A button with data-delete opens the page's confirmation dialog, which names what goes.
+  function openDeleteDialog(button) {
+    const dialog = document.getElementById("confirm-delete");
+    if (!dialog) return;
+    const form = dialog.querySelector("form");
+    form.setAttribute("action", button.dataset.delete);
+    form.dataset.redirect = button.dataset.after || "";
+    dialog.querySelector(".confirm-text").textContent = button.dataset.confirm;
+    clearError(form);
+    dialog.showModal();
+  }
+
   // ---------------------------------------------------------------- wiring
 
   function init() {
@@ -855,7 +901,16 @@
     document.addEventListener("click", (e) => {
       const button = e.target.closest("[data-rerun]");
       if (button) rerunWithScores(button);
+      const del = e.target.closest("[data-delete]");
+      if (del) openDeleteDialog(del);
+      const close = e.target.closest("[data-act=close-dialog]");
+      if (close) close.closest("dialog").close();
     });
+    document.addEventListener("change", (e) => {
+      if (e.target.matches("#runs-table input.tick")) updateCompareBar();
+    });
+    document.body.addEventListener("htmx:afterSettle", updateCompareBar);
+    updateCompareBar();
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);
       // Back and Forward: show the step the address now names (entries made by the keys,

@@ -16,6 +16,7 @@ from ..models import (
     Message,
     UploadOptions,
 )
+from ..models_edit import DatasetUpdate
 from ..services import datasets
 from ..services.upload_words import Words
 
@@ -113,11 +114,18 @@ def preview_dataset(
     return datasets.preview(store, dataset, offset, limit)
 
 
+@router.patch("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def update_dataset(session: SessionDep, store: StoreDep, dataset_id: Id, body: DatasetUpdate):
+    """Rename a data set or change its description; fields left out stay as they are."""
+    return datasets.describe(store, datasets.update_dataset(session, dataset_id, body))
+
+
 @router.delete(
     "/{dataset_id}",
     status_code=204,
     responses={404: {"model": Message}, 409: {"model": Message}},
 )
 def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: Id) -> None:
-    """Delete a data set with its finished runs; refused while a run uses it."""
+    """Delete a data set with its runs (and their traces), comparisons and cross-validations;
+    refused (409) while a run on it is queued or running."""
     datasets.delete_dataset(session, store, dataset_id)

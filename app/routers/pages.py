@@ -1,4 +1,4 @@
-"""HTML pages (Jinja2 + HTMX): home, data set, run, comparison and the teaching mode.
+"""HTML pages (Jinja2 + HTMX): home, data set, runs, run, comparison and the teaching mode.
 
 Each route asks its page's module in ``services.views`` for the view model and renders it with
 ``rendering.render`` (the whole page, or the fragment HTMX asked for). Forms post to the JSON
@@ -18,8 +18,9 @@ from ..services.views import compare as compare_view
 from ..services.views import cv as cv_view
 from ..services.views import home as home_view
 from ..services.views import run as run_view
+from ..services.views import runs_table
 from ..services.views import teach as teach_view
-from .rendering import PageRoute, render
+from .rendering import PageRoute, is_htmx, render
 
 router = APIRouter(
     route_class=PageRoute, include_in_schema=False, default_response_class=HTMLResponse
@@ -82,6 +83,19 @@ def cv_params(
 
 
 # --------------------------------------------------------------------------- runs
+
+
+@router.get("/runs")
+def runs_page(request: Request, session: SessionDep) -> Response:
+    """Every run, filtered, sorted and paged by the query parameters (a URL to share); HTMX
+    asks for the table alone when a filter, a heading or a page link changes it."""
+    query = runs_table.TableQuery.parse(dict(request.query_params))
+    if is_htmx(request, "runs-table"):
+        context = runs_table.table(session, query)
+        response = render(request, "partials/runs_table.html", context)
+        response.headers["HX-Push-Url"] = context["q"].url()  # without the blank filters
+        return response
+    return render(request, "runs.html", runs_table.page(session, query))
 
 
 @router.get("/runs/{run_id}")

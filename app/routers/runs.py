@@ -18,7 +18,8 @@ from ..models import (
     RunStatus,
     TracePage,
 )
-from ..services import datasets, export, runs
+from ..models_edit import ComparisonFromRuns, RunUpdate
+from ..services import datasets, export, run_edits, runs
 
 router = APIRouter(tags=["runs"])
 
@@ -70,6 +71,38 @@ def list_runs(
 @router.get("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
 def get_run(session: SessionDep, run_id: Id):
     return RunPublic.of(runs.get_run(session, run_id))
+
+
+@router.patch(
+    "/runs/{run_id}",
+    response_model=RunPublic,
+    responses={
+        **NOT_FOUND,
+        409: {"model": Message, "description": "A fold of a cross-validation."},
+    },
+)
+def update_run(session: SessionDep, run_id: Id, body: RunUpdate):
+    """Rename a run, or set its notes or tags; fields left out stay as they are."""
+    return RunPublic.of(run_edits.update_run(session, run_id, body))
+
+
+@router.delete(
+    "/runs/{run_id}",
+    status_code=204,
+    responses={
+        **NOT_FOUND,
+        409: {
+            "model": Message,
+            "description": "The run is queued or running (cancel it first), or is a fold.",
+        },
+    },
+)
+def delete_run(session: SessionDep, run_id: Id) -> None:
+    """Delete a finished (done, failed or cancelled) run with its trace. A queued or running
+    run is refused with 409: cancel it first (POST /api/runs/{id}/cancel), then delete it once
+    its status is final, so a worker never writes to a deleted run. The run leaves the
+    comparisons it was in; a comparison left without runs is deleted too."""
+    run_edits.delete_run(session, run_id)
 
 
 @router.get("/runs/{run_id}/trace", response_model=TracePage, responses=NOT_FOUND)
@@ -137,6 +170,15 @@ def submit_comparison(
 ):
     """Queue several algorithm configurations on one data set, as one comparison."""
     comparison = runs.submit_comparison(session, backend, store, body, idempotency_key)
+    response.headers["Location"] = comparison.url
+    return comparison
+
+
+@router.post("/comparisons/from-runs", status_code=201, response_model=ComparisonPublic)
+def compare_runs(session: SessionDep, body: ComparisonFromRuns, response: Response):
+    """A comparison of runs that exist already (two or more, all on one data set); nothing is
+    queued. A run may be in several comparisons."""
+    comparison = run_edits.comparison_from_runs(session, body)
     response.headers["Location"] = comparison.url
     return comparison
 

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
-from sqlalchemy import delete, exists
+from sqlalchemy import delete, exists, func
 from sqlmodel import Session, select
 
 from engine import datasets as generators
@@ -29,6 +29,8 @@ from ..config import Settings
 from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
 from ..models import (
     ACTIVE,
+    Comparison,
+    CVStudy,
     Dataset,
     DatasetGenerate,
     DatasetPreview,
@@ -37,6 +39,7 @@ from ..models import (
     Task,
     UploadOptions,
 )
+from ..models_edit import DatasetUpdate
 from ..storage import ArrayStore
 from . import catalog, columns
 from .csv_upload import UploadLimits, parse_csv
@@ -285,6 +288,38 @@ def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> Dat
         id_like=[name for name in dataset.meta.get("id_like", {}) if name in dataset.feature_names],
         excluded=dataset.meta.get("excluded", {}),
     )
+
+
+def update_dataset(session: Session, dataset_id: int, body: DatasetUpdate) -> Dataset:
+    """Set the name or description the body names (and only those)."""
+    dataset = get_dataset(session, dataset_id)
+    for field in sorted(body.model_fields_set):
+        value = getattr(body, field)
+        if value is None:
+            raise InvalidInput(
+                f"{field} cannot be null; leave it out to keep it", loc=("body", field)
+            )
+        setattr(dataset, field, value)
+    session.add(dataset)
+    session.commit()
+    session.refresh(dataset)
+    return dataset
+
+
+def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:
+    """What deleting the data set deletes too (its runs, comparisons, cross-validations), and
+    how many of its runs are queued or running (they block the deletion)."""
+
+    def count(model: Any, *where: Any) -> int:
+        return session.exec(select(func.count()).select_from(model).where(*where)).one()
+
+    runs = (Run.dataset_id == dataset_id, Run.cv_id.is_(None))
+    return {
+        "runs": count(Run, *runs),
+        "active": count(Run, Run.dataset_id == dataset_id, Run.status.in_(ACTIVE)),
+        "comparisons": count(Comparison, Comparison.dataset_id == dataset_id),
+        "cv": count(CVStudy, CVStudy.dataset_id == dataset_id),
+    }
 
 
 # --------------------------------------------------------------------------- deleting

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -24,6 +24,7 @@ from ..models import (
     Comparison,
     ComparisonCreate,
     ComparisonPublic,
+    ComparisonRun,
     Dataset,
     IdempotencyKey,
     Run,
@@ -229,7 +230,13 @@ def get_comparison(session: Session, comparison_id: int) -> ComparisonPublic:
     comparison = session.get(Comparison, comparison_id)
     if comparison is None:
         raise NotFound(f"comparison {comparison_id} does not exist")
-    runs = session.exec(select(Run).where(Run.comparison_id == comparison_id).order_by(Run.id))
+    # Its own runs (those it queued) and those it was made from later (linked).
+    linked = select(ComparisonRun.run_id).where(ComparisonRun.comparison_id == comparison_id)
+    runs = session.exec(
+        select(Run)
+        .where(or_(Run.comparison_id == comparison_id, Run.id.in_(linked)))
+        .order_by(Run.id)
+    )
     return ComparisonPublic(
         **comparison.model_dump(),
         url=f"/api/comparisons/{comparison_id}",

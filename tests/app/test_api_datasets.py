@@ -169,3 +169,28 @@ def test_delete_removes_row_file_and_finished_runs(client, data_dir) -> None:
 def test_upload_response_points_at_the_dataset(client) -> None:
     response = upload(client, regression_csv())
     assert response.headers["location"] == f"/api/datasets/{response.json()['id']}"
+
+
+def test_patch_renames_and_describes_a_dataset(client) -> None:
+    ds = upload_ok(client, regression_csv())
+    response = client.patch(
+        f"/api/datasets/{ds['id']}", json={"name": " Prices ", "description": "2024"}
+    )
+    assert response.status_code == 200, response.text
+    assert (response.json()["name"], response.json()["description"]) == ("Prices", "2024")
+    assert (
+        client.patch(f"/api/datasets/{ds['id']}", json={"description": ""}).json()["name"]
+        == "Prices"
+    )
+    for body, words in (
+        ({"name": "  "}, "the name is blank"),
+        ({"name": "x" * 201}, "at most 200 characters"),
+        ({"description": "x" * 2001}, "at most 2000 characters"),
+        ({"name": None}, "cannot be null"),
+        ({"task": "regression"}, "Extra inputs are not permitted"),
+    ):
+        refused = client.patch(f"/api/datasets/{ds['id']}", json=body)
+        assert refused.status_code == 422, body
+        assert words in refused.json()["detail"][0]["msg"], refused.json()
+    assert client.get(f"/api/datasets/{ds['id']}").json()["name"] == "Prices"
+    assert client.patch("/api/datasets/9999", json={"name": "a"}).status_code == 404

@@ -21,8 +21,10 @@ from ..charts import recovery
 
 
 def _label(run: Any, runs: Sequence[Any]) -> str:
-    same = [r for r in runs if r.algorithm == run.algorithm]
-    return run.algorithm if len(same) == 1 else f"{run.algorithm} #{run.id}"
+    """The run's name, else its algorithm; with its number when another run shares it."""
+    base = run.name or run.algorithm
+    same = [r for r in runs if (r.name or r.algorithm) == base]
+    return base if len(same) == 1 else f"{base} #{run.id}"
 
 
 def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:

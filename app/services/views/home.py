@@ -42,12 +42,19 @@ def run_form(
     chosen = objective if objective in names else (preferred if preferred in names else names[0])
     return {
         "dataset": dataset,
-        "algorithms": list(specs.values()),
+        "algorithms": [{**s, "blocked": _blocked(s["name"], dataset)} for s in specs.values()],
         "algorithm": spec,
         "objectives": usable,
         "objective": next(o for o in usable if o["name"] == chosen),
         "k_value": k if k not in (None, "") else catalog.default_k(dataset),
     }
+
+
+def _blocked(name: str, dataset: Dataset) -> str | None:
+    """Why the run form cannot offer the algorithm on this data set (a required parameter is
+    no reason: the form asks for it)."""
+    spec = engine.ALGORITHMS[name]
+    return None if any(p.required for p in spec.params) else catalog.blocked_reason(spec, dataset)
 
 
 # --------------------------------------------------------------------------- home, data sets
@@ -90,6 +97,7 @@ def dataset_page(
         "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
+        "goes_with": dataset_service.what_goes_with(session, dataset_id),
         "compare_algorithms": catalog.compare_choices(dataset),
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
