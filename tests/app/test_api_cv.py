@@ -251,7 +251,15 @@ def test_a_failing_fold_fails_the_study_with_its_reason(worker_client) -> None:
     assert "The cross-validation failed." in page.text
     final = worker_client.post(f"/api/cv/{study['id']}/final", json={})
     assert final.status_code == 409 and "it is failed" in final.json()["detail"]
-    # Deleting the data set deletes its studies and their folds.
+    # Deleting the data set deletes its studies and their folds, once no fold is left running
+    # (the study failed with its first failing fold; the others may still be at work).
+    deadline = time.monotonic() + 60
+    while any(
+        f["status"] in ("queued", "running")
+        for f in worker_client.get(f"/api/cv/{study['id']}").json()["folds"]
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
     assert worker_client.delete(f"/api/datasets/{ds['id']}").status_code == 204
     assert worker_client.get(f"/api/cv/{study['id']}").status_code == 404
     assert worker_client.get(f"/api/runs/{failed['run_id']}").status_code == 404
