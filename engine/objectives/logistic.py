@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..registry import ObjectiveSpec, Param, register_objective
-from .coordinate_bounds import ColumnStats, best_coordinate_drop
+from .coordinate_bounds import ColumnStats, best_coordinate_drop, self_concordant_decrease
 from .coordinate_newton import logistic_coordinate_drops, loss_change
 from .glm import GLMActiveSet, GLMObjective, SmoothLoss
 from .logistic_refit import logistic_refit_gains
@@ -137,7 +137,7 @@ class LogisticActiveSet(GLMActiveSet):
         upper bound get their exact cost. Same position and cost as the full computation."""
         obj = self.objective
         m, n = self._cols.shape
-        if m <= _FEW_DELETIONS or not obj.fit_intercept:
+        if m * n < _BOUND_MIN_ENTRIES or not obj.fit_intercept:
             return super().cheapest_deletion()
         z = -(self._cols * self._w[:, None])
         p = expit(self.eta)[None, :]
@@ -215,29 +215,15 @@ def _intercept_shifts(p: np.ndarray, z: np.ndarray, t_mean: float) -> np.ndarray
 
 
 _SHIFT_MAX_ITER = 50
-_FEW_DELETIONS = 4  # up to this many features the exact costs cost no more than the bounds
+# Below this many entries (support size x samples) the exact costs are as cheap as the bounds.
+_BOUND_MIN_ENTRIES = 10_000
 _BOUND_SLACK = 1e-9  # relative slack on the bounds, far above their rounding
 
 
 def _shift_gain_bounds(g: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Upper bounds on phi(0) - min_s phi(s) for convex phi with phi'(0) = g, phi''(0) = h and
-    |phi'''| <= phi'' (a mean of log-losses of predictions all shifted by s).
-
-    Self-concordance gives phi''(s) >= h e^-|s|, so phi(s) >= phi(0) + g s + h (e^-|s| + |s| -
-    1), whose minimum is phi(0) - h f(r), r = |g| / h, f(r) = r + (1 - r) log(1 - r) =
-    sum_{k>=2} r^k / (k (k-1)); +inf when r >= 1 (the bound does not stop the shift). For
-    small r the series' bound r^2/2 + r^3 / (6 (1 - r)) replaces the formula's cancellation.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(h > 0, np.abs(g) / np.where(h > 0, h, 1.0), np.inf)
-        small = r < 1e-2
-        rs = np.where(small, r, 0.0)
-        series = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
-        rb = np.where(small | (r >= 1.0), 0.5, r)
-        formula = rb + (1.0 - rb) * np.log1p(-rb)
-        f = np.where(small, series, formula)
-        bound = np.where(r < 1.0, h * f * (1.0 + _BOUND_SLACK), np.inf)
-    return np.where(g == 0.0, 0.0, bound)
+    """Upper bounds on what re-optimising the intercept takes off a deletion cost: the shift
+    moves every prediction by s, so the self-concordant bound applies with M = 1."""
+    return self_concordant_decrease(g, h)
 
 
 register_objective(
