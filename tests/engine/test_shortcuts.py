@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import engine
 from engine.objectives import LeastSquares, Logistic
 from engine.objectives.logistic import _intercept_shifts, _shift_gain_bounds
 
@@ -69,3 +70,32 @@ def test_shift_gain_bounds_cover_the_exact_intercept_gain():
     bound = _shift_gain_bounds(g, h)
     assert np.all(gain <= bound + 1e-15)
     assert np.all(bound[np.abs(g) < 0.01 * h] < 1e-3)  # and it is tight where it is used
+
+
+def _full_lars_answer(X, y, k):
+    """The last knot with k features on lars_path's whole 5k-step path (least squares: the
+    least shrunk one is Zhang's best), recomputed here without the engine."""
+    from sklearn.linear_model import lars_path
+
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    _, _, coefs = lars_path(Xc, yc, method="lasso", max_iter=5 * k)
+    sizes = [np.count_nonzero(np.abs(c) > 1e-12 * np.max(np.abs(c), initial=0)) for c in coefs.T]
+    t = max(i for i, s in enumerate(sizes) if s == k)
+    return coefs[:, t]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lasso_lars_path_cut_where_it_cannot_return_keeps_the_answer(seed):
+    from engine.datasets import generate
+
+    # Zhang's design: decoys correlated with the true features make LARS drop features, so
+    # the first cut is often not yet settled and the path is rerun longer.
+    p = generate("zhang2008", random_state=seed, n=60, d=120)
+    cut = 0
+    for k in (3, 5, 8):
+        res = engine.select(p.X, p.y, algorithm="lasso", k=k, standardize=False)
+        want = _full_lars_answer(p.X, p.y, k)
+        np.testing.assert_allclose(res.coef, want, rtol=1e-9, atol=1e-12)
+        assert res.n_steps <= 5 * k
+        cut += "cannot return" in res.stop_reason
+    assert cut  # the rule did cut these paths
