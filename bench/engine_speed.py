@@ -36,6 +36,7 @@ import multiprocessing
 import os
 import platform
 import pstats
+import random
 import statistics
 import sys
 import time
@@ -658,9 +659,13 @@ def measure(P: Problem, methods: list[Method], cfg: Config) -> list[Measured]:
             # Short runs are the ones a load spike distorts most, and repeats of them are cheap.
             reps = cfg.repeats if t > FAST_RUN else max(cfg.repeats, FAST_REPEATS)
             plan[id(r)] = int(min(reps, max(1, cfg.budget // max(t, 1e-9))))
-    # Interleaved rounds: one run of every method still owed repeats, per round.
+    # Interleaved rounds: one run of every method still owed repeats, per round, in an order
+    # shuffled per round (seeded): a method always run first, right after the peers' runs, was
+    # measured up to 2x slower than its own twin run later in the round.
     for rnd in range(max(plan.values(), default=0)):
-        for r in live:
+        order = list(live)
+        random.Random(rnd).shuffle(order)
+        for r in order:
             if r.error is None and plan.get(id(r), 0) > rnd:
                 t, out = once(r.method)
                 r.times.append(t)
