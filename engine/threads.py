@@ -16,10 +16,16 @@ use; switching the thread count is one C call per library (a few microseconds). 
 and may run in several threads at once: a lock-protected depth counter limits the threads on
 the way into the outermost section and restores them on the way out of the last one.
 Without threadpoolctl the policy is a no-op and BLAS keeps its own settings.
+
+Threads pay only with idle cores to run on. On a loaded machine (the app's workers share it)
+a multi-threaded product waits for every one of its threads to be scheduled, and measured
+4x slower than on one thread under a load of 10 on 2 cores. So the wide count is also capped
+by the cores the load average leaves idle (:func:`idle_cores`, read once per section).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,7 +38,8 @@ WIDE_MIN_ENTRIES = 2_000_000
 
 _lock = threading.RLock()
 _depth = 0
-_wide_threads: int | None = None  # thread count at entry to the outermost section
+_restore: int | None = None  # thread count at entry to the outermost section
+_wide_threads: int | None = None  # what a large product gets inside: _restore, capped by load
 _libs: list[Any] | None = None  # threadpoolctl controllers of the BLAS libraries
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,6 +71,26 @@ def _current() -> int:
     return max((int(lib.num_threads) for lib in libs), default=1)
 
 
+# Off: the wide count is the caller's whatever the load (tests of the mechanism set this).
+LOAD_AWARE = True
+
+
+def idle_cores(cpus: int | None, load: float | None) -> int:
+    """Cores a product can use: ``cpus`` minus the 1-minute load average, counting our own
+    running thread as idle (it is the one that would use them), rounded to the nearest, between
+    1 and ``cpus``. Unknown cpus or load (no getloadavg on the platform): no cap."""
+    if not cpus or load is None:
+        return 1 << 30
+    return max(1, min(cpus, int(cpus - load + 1.5)))
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on every platform
+        return None
+
+
 def wide_threads() -> int:
     """Threads a large product gets inside a section (1 outside any section: not ours)."""
     return _wide_threads or 1
@@ -76,11 +103,13 @@ def in_section() -> bool:
 @contextmanager
 def small_products() -> Iterator[None]:
     """Run the body with BLAS on one thread; restore the previous count after the outermost."""
-    global _depth, _wide_threads
+    global _depth, _wide_threads, _restore
     with _lock:
         if _depth == 0:
-            _wide_threads = _current()
-            if _wide_threads > 1:
+            _restore = _wide_threads = _current()
+            if LOAD_AWARE and _restore > 1:
+                _wide_threads = min(_restore, idle_cores(os.cpu_count(), _load()))
+            if _restore > 1:
                 _set(1)
         _depth += 1
     try:
@@ -89,9 +118,9 @@ def small_products() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                if _wide_threads is not None and _wide_threads > 1:
-                    _set(_wide_threads)
-                _wide_threads = None
+                if _restore is not None and _restore > 1:
+                    _set(_restore)
+                _wide_threads = _restore = None
 
 
 @contextmanager

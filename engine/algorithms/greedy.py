@@ -197,11 +197,17 @@ def _backward_phase(
     undone = 0.0  # forward gains undone by this phase's deletions (aggressive rule)
     while state.support and steps < max_steps:
         size = len(state.support)
-        costs = (
-            state.refit_deletion_costs() if cfg.deletion_cost == "refit" else state.deletion_costs()
-        )
-        p = int(np.argmin(costs))
-        j, cost = state.support[p], float(costs[p])
+        costs = None
+        if cfg.deletion_cost == "refit":
+            costs = state.refit_deletion_costs()
+        elif rec.record_candidates:
+            costs = state.deletion_costs()
+        if costs is None:  # only the cheapest is needed: objectives may bound the rest away
+            p, cost = state.cheapest_deletion()
+        else:
+            p = int(np.argmin(costs))
+            cost = float(costs[p])
+        j = state.support[p]
         info: dict[str, float] = {}
         if cfg.backward == "standard":
             threshold = cfg.nu * gains[size]
@@ -213,7 +219,9 @@ def _backward_phase(
             info = {"cumulative_cost": spent + cost, "undone_gain": undone + gains[size]}
         else:  # fixed
             threshold = float(cfg.eps_back)  # type: ignore[arg-type]
-        cand = rec.candidates(np.array(state.support), costs, largest_first=False)
+        cand = None
+        if costs is not None:
+            cand = rec.candidates(np.array(state.support), costs, largest_first=False)
         if not cost < threshold:
             rec.checked(
                 j,

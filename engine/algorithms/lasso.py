@@ -24,8 +24,10 @@ The paths come from scikit-learn (imported lazily, so ``import engine`` stays fa
   the Lasso-Pipeline refit, not the path.
 
 Path end: by default Zhang's path of ``max_steps`` = 5k steps (support changes), the answer the
-best size-k point along it. ``path_end="sparsity"`` stops at the first point with k features
-(LARS: the first k-feature knot; grid: the first grid or bisection point with k features).
+best size-k point along it. A LARS path stops early where it cannot come back to k features in
+the steps left (one feature enters or leaves per LARS step), which cannot change the answer.
+``path_end="sparsity"`` stops at the first point with k features (LARS: the first k-feature
+knot; grid: the first grid or bisection point with k features).
 
 Path to trace. Point ``t`` of the path (a LARS knot or a grid point) has coefficients ``w_t``
 and support ``S_t = {j : w_tj != 0}`` (entries below ``1e-12 max|w_t|`` count as zero: LARS
@@ -313,6 +315,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
             return lars_path(Xc, yc, Gram="auto", copy_X=False, **common(m))
 
     # LARS's large products X.T @ v dominate it: it runs with the caller's BLAS threads.
+    settled = False
     with threads.wide(n * d if not design.sparse else d * d):
         if cfg.stop_at_k:
             # The first knot with k features: k LARS steps, more if some feature left the
@@ -324,6 +327,8 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
                 if size >= cfg.k or len(alphas) - 1 < m or m >= max_iter:
                     break
                 m = min(m + cfg.k - size, max_iter)
+        elif cfg.k is not None and cfg.max_steps is not None:
+            alphas, coefs, settled = _lars_until_settled(run, cfg.k, max_iter)
         else:
             alphas, _, coefs = run(max_iter)
     points = [
@@ -333,6 +338,12 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     n_steps = len(alphas) - 1
     if cfg.stop_at_k and len(points[-1].support) >= cfg.k:
         reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+    elif settled:
+        size = len(points[-1].support)
+        reason = (
+            f"the path ({size} features) cannot return to k = {cfg.k} in the "
+            f"{max_iter - n_steps} LARS steps left of max_steps = {max_iter}"
+        )
     elif cfg.max_steps is not None and n_steps >= cfg.max_steps:
         reason = f"max_steps = {cfg.max_steps} LARS steps taken"
     elif alpha_min > 0 and alphas[-1] <= alpha_min * (1 + 1e-12):
@@ -340,6 +351,32 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     else:
         reason = f"the lasso path is complete ({n_steps} LARS steps, alpha = {alphas[-1]:.3g})"
     return LassoPath(points, "lars", reason)
+
+
+def _lars_until_settled(run: Callable[[int], tuple], k: int, max_steps: int):
+    """Zhang's LARS path of ``max_steps`` steps, cut where no later knot can have k features.
+
+    Each LARS step adds or drops one feature (scikit-learn drops several at once only at exact
+    ties of their zero crossings), so a knot with s > k features is followed by no knot with k
+    features within max_steps when s - k exceeds the steps left: those knots cannot change the
+    answer at k (nor the largest size below k, which a path above k reaches only through k).
+    lars_path cannot be resumed, so it is rerun with just enough more steps to settle the
+    question if every one of them added a feature; the first run settles it unless some
+    feature left the path.
+
+    Returns (alphas, coefs, settled): settled when the path was cut short by this rule.
+    """
+    m = min(max_steps, (max_steps + k) // 2 + 1)
+    while True:
+        alphas, _, coefs = run(m)
+        steps = len(alphas) - 1
+        if steps < m or m >= max_steps:
+            return alphas, coefs, False
+        size = len(make_point(0.0, coefs[:, -1], 0.0).support)
+        left = max_steps - steps
+        if size - k > left:
+            return alphas, coefs, True
+        m = min(max_steps, steps + (left - (size - k)) // 2 + 1)
 
 
 def _quadratic(objective: Objective) -> bool:

@@ -131,6 +131,17 @@ class ActiveSet(ABC):
         """Q(w - w_j e_j) - Q(w) for every selected j, aligned with ``support``; no refit
         (FoBa's backward criterion in both papers' algorithm boxes)."""
 
+    def cheapest_deletion(self) -> tuple[int, float]:
+        """(position in ``support``, cost) of the smallest of ``deletion_costs`` (lowest position
+        on ties), for a non-empty support.
+
+        Objectives whose costs are expensive override it with bounds that rule most features out
+        without their exact cost; the answer must equal the argmin of ``deletion_costs``.
+        """
+        costs = self.deletion_costs()
+        p = int(np.argmin(costs))
+        return p, float(costs[p])
+
     def forward_scores(self, rule: str) -> np.ndarray:
         """Goodness of every feature under ``rule`` (0 for selected features)."""
         if rule == "obj":

@@ -62,7 +62,6 @@ def best_coordinate_drop(
     h = stats.sq_rmatvec(p * (1.0 - p))[candidates] / n
     M = stats.absmax[candidates]
     estimate = g * g / (2.0 * (h + lam))
-    upper = _upper_bounds(np.abs(g), h, M, lam)
 
     order = np.argsort(-estimate, kind="stable")
     first = order[:_FIRST_BATCH]
@@ -71,7 +70,9 @@ def best_coordinate_drop(
     }
     best = max(exact.values())
     rest = order[_FIRST_BATCH:]
-    contenders = rest[upper[rest] >= best]
+    # Closed-form bounds rule most candidates out; the tight bound only for what is left.
+    rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
+    contenders = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
     if contenders.size:
         exact.update(
             zip(
@@ -84,6 +85,42 @@ def best_coordinate_drop(
 
 def _solve(stats, eta, t, lam, idx: np.ndarray) -> np.ndarray:
     return logistic_coordinate_drops(stats.columns.subset(idx), eta, t, lam)
+
+
+def closed_form_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:
+    """Looser upper bounds than :func:`_upper_bounds` at O(1) per feature, no iteration.
+
+    Each drops a term of psi_j: without the ridge, min psi_j >= -(h/M^2) f(|g| M / h) (see
+    :func:`self_concordant_decrease`); without the loss's curvature term, min psi_j =
+    -g^2/(2 lam). Both terms are >= 0, so either bound holds, and so does the smaller.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Ms = np.where(M > 0, M, 1.0)
+        loss_part = self_concordant_decrease(g * Ms, h) / (Ms * Ms)
+        ridge_part = g * g / (2.0 * lam) if lam > 0 else np.full_like(g, np.inf)
+    return np.minimum(loss_part, ridge_part) * (1.0 + _BOUND_MARGIN) + 1e-300
+
+
+def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Upper bounds on phi(0) - min_s phi(s) for convex phi with phi'(0) = g, phi''(0) = h and
+    |phi'''| <= phi'' (a mean of log-losses of predictions moved by s).
+
+    Self-concordance gives phi''(s) >= h e^-|s|, so phi(s) >= phi(0) + g s + h (e^-|s| + |s| -
+    1), whose minimum is phi(0) - h f(r), r = |g| / h, f(r) = r + (1 - r) log(1 - r) =
+    sum_{k>=2} r^k / (k (k-1)); +inf when r >= 1 (the bound does not stop the move). For
+    small r the series' bound r^2/2 + r^3 / (6 (1 - r)) replaces the formula's cancellation.
+    A move along a column with |x_i| <= M: pass g M and divide the bound by M^2.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(h > 0, np.abs(g) / np.where(h > 0, h, 1.0), np.inf)
+        small = r < 1e-2
+        rs = np.where(small, r, 0.0)
+        series = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
+        rb = np.where(small | (r >= 1.0), 0.5, r)
+        formula = rb + (1.0 - rb) * np.log1p(-rb)
+        f = np.where(small, series, formula)
+        bound = np.where(r < 1.0, h * f * (1.0 + _BOUND_MARGIN), np.inf)
+    return np.where(g == 0.0, 0.0, bound)
 
 
 def _upper_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:

@@ -354,9 +354,10 @@ def damped_newton(
     mu = _MU_MIN * scale
     iterations = 0
     for _ in range(_MAX_NEWTON):
-        g, H = _gradient_hessian(A, y, loss, lam, fit_b, w, eta)
+        g = _gradient(A, y, loss, lam, fit_b, w, eta)
         if np.max(np.abs(g)) <= _GRAD_TOL:
-            break
+            break  # most refits end here: the Hessian is built only for a step
+        H = _hessian(A, y, loss, lam, fit_b, eta)
         step = _damped_step(A, y, loss, lam, fit_b, (w, b, eta, f), g, H, mu, scale)
         if step is None:
             break  # no decrease left at machine precision
@@ -369,7 +370,7 @@ def damped_newton(
     return RefitResult(w, float(b), eta, f, iterations)
 
 
-def _gradient_hessian(
+def _gradient(
     A: np.ndarray,
     y: np.ndarray,
     loss: SmoothLoss,
@@ -377,23 +378,32 @@ def _gradient_hessian(
     fit_b: bool,
     w: np.ndarray,
     eta: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient and Hessian of Q in (w_S, b), shapes (q,) and (q, q), q = k + fit_b."""
+) -> np.ndarray:
+    """Gradient of Q in (w_S, b), shape (q,), q = k + fit_b."""
     k, n = A.shape
     u = loss.derivative(eta, y) / n
+    g = np.empty(k + fit_b)
+    g[:k] = A @ u + lam * w
+    if fit_b:
+        g[k] = u.sum()
+    return g
+
+
+def _hessian(
+    A: np.ndarray, y: np.ndarray, loss: SmoothLoss, lam: float, fit_b: bool, eta: np.ndarray
+) -> np.ndarray:
+    """Hessian of Q in (w_S, b), shape (q, q), q = k + fit_b."""
+    k, n = A.shape
     dd = loss.curvature(eta, y) / n
     q = k + fit_b
-    g = np.empty(q)
     H = np.empty((q, q))
     Ad = A * dd
-    g[:k] = A @ u + lam * w
     H[:k, :k] = Ad @ A.T
     H[:k, :k].flat[:: k + 1] += lam
     if fit_b:
-        g[k] = u.sum()
         H[:k, k] = H[k, :k] = Ad.sum(axis=1)
         H[k, k] = dd.sum()
-    return g, H
+    return H
 
 
 def _damped_step(

@@ -8,6 +8,8 @@ subclass whose ``__array_ufunc__`` sees ``np.matmul`` being called.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -42,9 +44,12 @@ def spy(v: np.ndarray) -> Spy:
 
 
 @pytest.fixture
-def two_threads():
+def two_threads(monkeypatch):
     if not blas_threads():
         pytest.skip("no BLAS library visible to threadpoolctl")
+    # The mechanism under test, whatever the load of the machine running the tests (the load
+    # cap has its own tests below).
+    monkeypatch.setattr(threads, "LOAD_AWARE", False)
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         if blas_threads() != {2}:
             pytest.skip("the BLAS library does not accept 2 threads")
@@ -118,3 +123,36 @@ def test_no_section_leaves_blas_alone(two_threads):
     r = spy(rng.standard_normal(1000))
     big.rmatvec(r)
     assert Spy.seen == [{2}]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "load", "idle"),
+    [(2, 0.3, 2), (2, 1.0, 2), (2, 1.6, 1), (2, 2.0, 1), (2, 10.0, 1), (8, 3.0, 6), (4, 0.0, 4)],
+)
+def test_idle_cores_count_our_own_thread_as_idle(cpus, load, idle):
+    assert threads.idle_cores(cpus, load) == idle
+
+
+def test_idle_cores_without_a_load_average_do_not_cap():
+    assert threads.idle_cores(2, None) >= 1 << 20
+    assert threads.idle_cores(None, 1.0) >= 1 << 20
+
+
+def test_loaded_machine_keeps_the_large_product_on_one_thread(two_threads, monkeypatch):
+    monkeypatch.setattr(threads, "LOAD_AWARE", True)
+    monkeypatch.setattr(threads, "_load", lambda: 10.0)  # 10 runnable tasks on this machine
+    rng = np.random.default_rng(3)
+    big = Design(rng.standard_normal((1000, threads.WIDE_MIN_ENTRIES // 1000)), center=True)
+    with threads.small_products():
+        assert threads.wide_threads() == 1
+        r = spy(rng.standard_normal(1000))
+        big.rmatvec(r)
+        assert Spy.seen == [{1}]
+    assert blas_threads() == {2}  # the caller's own setting comes back all the same
+
+
+def test_idle_machine_gives_the_large_product_the_threads(two_threads, monkeypatch):
+    monkeypatch.setattr(threads, "LOAD_AWARE", True)
+    monkeypatch.setattr(threads, "_load", lambda: 0.2)
+    with threads.small_products():
+        assert threads.wide_threads() == min(2, threads.idle_cores(os.cpu_count(), 0.2))
