@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator, model_validator
 from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
@@ -208,6 +208,22 @@ def _dataset_fields(ds: Dataset) -> dict[str, Any]:
     }
 
 
+class DatasetPatch(SQLModel):
+    """A data set's name and description (omitted fields stay)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=2000)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("a data set needs a name: give at least one visible character")
+        return value.strip() if value is not None else None
+
+
 class DatasetPreview(SQLModel):
     dataset_id: int
     offset: int
@@ -295,6 +311,19 @@ class Run(SQLModel, table=True):
     finished_at: datetime | None = None
     error: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    name: str = ""  # a person's label for the run (RunPatch)
+    notes: str = ""
+    tags: list[str] = Field(default_factory=list, sa_type=JSON)
+
+
+class ComparisonRun(SQLModel, table=True):
+    """A run a comparison was made from after it ran (``run_ids``): a run may sit in several
+    such comparisons. The runs a comparison queued itself point at it with Run.comparison_id."""
+
+    __tablename__ = "comparison_runs"
+
+    comparison_id: int = Field(foreign_key="comparisons.id", ondelete="CASCADE", primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True, index=True)
 
 
 class SelectedFeature(SQLModel):
@@ -340,10 +369,53 @@ class RunResult(SQLModel):
     recovery: SupportRecovery | None
 
 
+MAX_TAGS = 20
+MAX_TAG_CHARS = 40
+
+
+class RunPatch(SQLModel):
+    """What a person may change on a run: its label, notes and tags (omitted fields stay)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, max_length=200, description="A label; empty for none.")
+    notes: str | None = Field(None, max_length=5000)
+    tags: list[str] | None = Field(
+        None,
+        max_length=MAX_TAGS,
+        description=f"Up to {MAX_TAGS} short labels (1 to {MAX_TAG_CHARS} characters, no "
+        "comma or quote); duplicates are dropped.",
+    )
+
+    @field_validator("name", "notes")
+    @classmethod
+    def _strip(cls, value: str | None) -> str | None:
+        return value.strip() if value is not None else None
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        tags: list[str] = []
+        for raw in value:
+            tag = raw.strip()
+            if not tag or len(tag) > MAX_TAG_CHARS:
+                raise ValueError(f"each tag needs 1 to {MAX_TAG_CHARS} characters, got {raw!r}")
+            if any(c in tag for c in ',"\\'):
+                raise ValueError(f"a tag holds no comma, quote or backslash: {raw!r}")
+            if tag not in tags:
+                tags.append(tag)
+        return tags
+
+
 class RunPublic(SQLModel):
     id: int
     dataset_id: int
     comparison_id: int | None
+    name: str = ""
+    notes: str = ""
+    tags: list[str] = Field(default_factory=list)
     algorithm: str
     objective: str
     k: int | None
@@ -387,12 +459,39 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return (end - start).total_seconds() if start and end else None
 
 
+MAX_COMPARED_RUNS = 50
+
+
 class ComparisonCreate(SplitOptions):
+    """New runs (``runs``: configurations queued together), or runs that exist already
+    (``run_ids``, all on ``dataset_id``): one of the two."""
+
     model_config = ConfigDict(extra="forbid")
 
     dataset_id: int
     name: str = Field("", max_length=200)
-    runs: list[RunConfig] = Field(min_length=1, max_length=20)
+    runs: list[RunConfig] = Field(default_factory=list, max_length=20)
+    run_ids: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_COMPARED_RUNS,
+        description="Existing runs of the data set to compare (they keep their own split).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ComparisonCreate:
+        if bool(self.runs) == bool(self.run_ids):
+            raise ValueError(
+                "give either runs (configurations to queue) or run_ids (existing runs), "
+                "at least one of them"
+            )
+        if self.run_ids and (self.test_fraction is not None or self.seed is not None):
+            raise ValueError(
+                "test_fraction and seed apply to new runs only; runs given by run_ids keep "
+                "their own: leave both out"
+            )
+        if len(set(self.run_ids)) != len(self.run_ids):
+            raise ValueError("run_ids names a run twice")
+        return self
 
 
 class ComparisonPublic(SQLModel):

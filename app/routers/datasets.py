@@ -10,6 +10,7 @@ from pydantic import Field
 from ..deps import SessionDep, SettingsDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
+    DatasetPatch,
     DatasetPreview,
     DatasetPublic,
     DatasetSummary,
@@ -101,6 +102,13 @@ def preview_dataset(
 ):
     dataset = datasets.get_dataset(session, dataset_id)
     return datasets.preview(settings.data_dir, dataset, offset, limit)
+
+
+@router.patch("/{dataset_id}", response_model=DatasetPublic, responses={404: {"model": Message}})
+def update_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int, body: DatasetPatch):
+    """Rename a data set or change its description."""
+    dataset = datasets.update_dataset(session, dataset_id, body)
+    return datasets.describe(settings.data_dir, dataset)
 
 
 @router.delete(

@@ -13,6 +13,7 @@ from ..models import (
     ComparisonPublic,
     Message,
     RunCreate,
+    RunPatch,
     RunPublic,
     RunStatus,
     TracePage,
@@ -75,6 +76,26 @@ def get_trace(
     return runs.read_trace(session, run_id, after, limit)
 
 
+@router.patch("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
+def update_run(session: SessionDep, run_id: int, body: RunPatch):
+    """Rename a run, or set its notes or tags (the fields given; the others stay)."""
+    return RunPublic.of(runs.update_run(session, run_id, body))
+
+
+@router.delete(
+    "/runs/{run_id}",
+    status_code=204,
+    responses={
+        **NOT_FOUND,
+        409: {"model": Message, "description": "The run is queued or running."},
+    },
+)
+def delete_run(session: SessionDep, run_id: int) -> None:
+    """Delete a run with its trace. A queued or running run is refused (409): cancel it
+    first, then delete it once it has stopped."""
+    runs.delete_run(session, run_id)
+
+
 @router.post(
     "/runs/{run_id}/cancel",
     response_model=RunPublic,
@@ -125,7 +146,8 @@ def submit_comparison(
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
-    """Queue several algorithm configurations on one data set, as one comparison."""
+    """Queue several algorithm configurations on one data set as one comparison (``runs``), or
+    compare runs of one data set that exist already (``run_ids``; nothing is queued)."""
     comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
     response.headers["Location"] = comparison.url
     return comparison

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 import scipy.sparse as sp
-from sqlalchemy import delete, exists
+from sqlalchemy import delete, exists, func
 from sqlmodel import Session, select
 
 from engine import datasets as generators
@@ -28,8 +28,10 @@ from ..config import Settings
 from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
 from ..models import (
     ACTIVE,
+    Comparison,
     Dataset,
     DatasetGenerate,
+    DatasetPatch,
     DatasetPreview,
     DatasetPublic,
     Run,
@@ -275,7 +277,38 @@ def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> Datase
     )
 
 
-# --------------------------------------------------------------------------- deleting
+def usage(session: Session, dataset_id: int) -> dict[str, int]:
+    """How many runs (active ones among them) and comparisons a delete would take along."""
+
+    def count(statement: Any) -> int:
+        return session.exec(statement).one()
+
+    runs = select(func.count()).select_from(Run).where(Run.dataset_id == dataset_id)
+    return {
+        "runs": count(runs),
+        "active": count(runs.where(Run.status.in_(ACTIVE))),
+        "comparisons": count(
+            select(func.count()).select_from(Comparison).where(Comparison.dataset_id == dataset_id)
+        ),
+    }
+
+
+# --------------------------------------------------------------------------- editing, deleting
+
+
+def update_dataset(session: Session, dataset_id: int, patch: DatasetPatch) -> Dataset:
+    """Rename or re-describe a data set (its data never change: runs refer to them)."""
+    dataset = get_dataset(session, dataset_id)
+    for field, value in patch.model_dump(exclude_unset=True).items():
+        if value is None:
+            raise InvalidInput(
+                f"{field} cannot be null; leave it out to keep it", loc=("body", field)
+            )
+        setattr(dataset, field, value)
+    session.add(dataset)
+    session.commit()
+    session.refresh(dataset)
+    return dataset
 
 
 def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:

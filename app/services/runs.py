@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import delete, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -25,11 +25,13 @@ from ..models import (
     Comparison,
     ComparisonCreate,
     ComparisonPublic,
+    ComparisonRun,
     Dataset,
     IdempotencyKey,
     Run,
     RunConfig,
     RunCreate,
+    RunPatch,
     RunPublic,
     RunStatus,
     SplitOptions,
@@ -144,6 +146,8 @@ def submit_comparison(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_comparison(session, seen.comparison_id)
     dataset = _dataset(session, body.dataset_id)
+    if body.run_ids:
+        return _compare_existing(session, dataset, body, key, request_hash)
     n_train = _training_rows(data_dir, dataset, body)
     runs = [
         _new_run(
@@ -169,6 +173,47 @@ def submit_comparison(
         return get_comparison(session, winner.comparison_id)
     for run in runs:
         backend.submit(run.id)
+    return get_comparison(session, comparison.id)
+
+
+def _compare_existing(
+    session: Session, dataset: Dataset, body: ComparisonCreate, key: str | None, request_hash: str
+) -> ComparisonPublic:
+    """A comparison of runs that exist already, all on the one data set; it links them (a run
+    may be in several comparisons) and queues nothing."""
+    found = session.exec(select(Run.id, Run.dataset_id).where(Run.id.in_(body.run_ids))).all()
+    on = dict(found)
+    missing = [rid for rid in body.run_ids if rid not in on]
+    if missing:
+        raise InvalidInput(
+            f"no run {', '.join(map(str, missing))}: run_ids must name existing runs",
+            loc=("body", "run_ids"),
+        )
+    elsewhere = [rid for rid in body.run_ids if on[rid] != dataset.id]
+    if elsewhere:
+        raise InvalidInput(
+            f"run {', '.join(map(str, elsewhere))} is on another data set than {dataset.name!r} "
+            f"(data set {dataset.id}): a comparison holds runs of one data set",
+            loc=("body", "run_ids"),
+        )
+    comparison = Comparison(dataset_id=dataset.id, name=body.name)
+    session.add(comparison)
+    try:
+        session.flush()
+        session.add_all(ComparisonRun(comparison_id=comparison.id, run_id=r) for r in body.run_ids)
+        if key is not None:
+            session.add(
+                IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
+            )
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        seen = idempotency.lookup(session, key, request_hash)
+        if seen is None:  # a run or the data set was deleted meanwhile
+            raise InvalidInput(
+                "a run named in run_ids was deleted meanwhile", loc=("body", "run_ids")
+            ) from None
+        return get_comparison(session, seen.comparison_id)
     return get_comparison(session, comparison.id)
 
 
@@ -211,7 +256,12 @@ def get_comparison(session: Session, comparison_id: int) -> ComparisonPublic:
     comparison = session.get(Comparison, comparison_id)
     if comparison is None:
         raise NotFound(f"comparison {comparison_id} does not exist")
-    runs = session.exec(select(Run).where(Run.comparison_id == comparison_id).order_by(Run.id))
+    linked = select(ComparisonRun.run_id).where(ComparisonRun.comparison_id == comparison_id)
+    runs = session.exec(
+        select(Run)
+        .where(or_(Run.comparison_id == comparison_id, Run.id.in_(linked)))
+        .order_by(Run.id)
+    )
     return ComparisonPublic(
         **comparison.model_dump(),
         url=f"/api/comparisons/{comparison_id}",
@@ -273,3 +323,34 @@ def cancel_run(session: Session, run_id: int) -> Run:
     if run.status in (RunStatus.done, RunStatus.failed):
         raise Conflict(f"run {run_id} already finished ({run.status}); there is nothing to cancel")
     return run
+
+
+# --------------------------------------------------------------------------- editing, deleting
+
+
+def update_run(session: Session, run_id: int, patch: RunPatch) -> Run:
+    """Set the fields the patch gives (name, notes, tags); the run itself never changes."""
+    run = get_run(session, run_id)
+    for field, value in patch.model_dump(exclude_unset=True).items():
+        if value is None:
+            raise InvalidInput(f"{field} cannot be null; send an empty value", loc=("body", field))
+        setattr(run, field, value)
+    session.add(run)
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def delete_run(session: Session, run_id: int) -> None:
+    """Delete a finished run with its trace (and its place in comparisons). A queued or running
+    run is refused (409): cancel it first, so that no worker writes to a run that is gone."""
+    run = get_run(session, run_id)
+    deleted = session.exec(delete(Run).where(Run.id == run_id, Run.status.not_in(ACTIVE))).rowcount
+    session.commit()
+    if deleted == 0:
+        if session.exec(select(Run.id).where(Run.id == run_id)).first() is None:
+            return  # deleted meanwhile: the outcome the client asked for
+        raise Conflict(
+            f"run {run_id} ({run.algorithm}) is {run.status}: cancel it first "
+            f"(POST /api/runs/{run_id}/cancel), then delete it once it has stopped"
+        )

@@ -33,6 +33,11 @@ COVERED = {
     "test_api_datasets::test_delete_removes_row_file_and_finished_runs": [
         ("delete", "/api/datasets/{dataset_id}"),
     ],
+    "test_api_datasets::test_rename_and_describe": [("patch", "/api/datasets/{dataset_id}")],
+    "test_api_run_edit::test_patch_sets_name_notes_and_tags": [("patch", "/api/runs/{run_id}")],
+    "test_api_run_edit::test_delete_refuses_an_active_run_then_removes_it_with_its_trace": [
+        ("delete", "/api/runs/{run_id}"),
+    ],
     "test_api_runs::test_list_runs_filters": [("get", "/api/runs")],
     "test_api_runs::test_submit_queues_a_run": [("post", "/api/runs")],
     "test_api_runs::test_comparison_queues_one_run_per_configuration": [

@@ -169,3 +169,26 @@ def test_delete_removes_row_file_and_finished_runs(client, data_dir) -> None:
 def test_upload_response_points_at_the_dataset(client) -> None:
     response = upload(client, regression_csv())
     assert response.headers["location"] == f"/api/datasets/{response.json()['id']}"
+
+
+def test_rename_and_describe(client) -> None:
+    ds = upload_ok(client, regression_csv())
+    response = client.patch(
+        f"/api/datasets/{ds['id']}", json={"name": " prices ", "description": "d"}
+    )
+    assert response.status_code == 200, response.text
+    assert (response.json()["name"], response.json()["description"]) == ("prices", "d")
+    kept = client.patch(f"/api/datasets/{ds['id']}", json={"description": ""}).json()
+    assert (kept["name"], kept["description"]) == ("prices", "")
+    for body, words in [
+        ({"name": "   "}, "needs a name"),
+        ({"name": "x" * 201}, "200"),
+        ({"description": "x" * 2001}, "2000"),
+        ({"target": "x1"}, "not permitted"),
+        ({"name": None}, "cannot be null"),
+    ]:
+        refused = client.patch(f"/api/datasets/{ds['id']}", json=body)
+        assert refused.status_code == 422, body
+        assert words in refused.json()["detail"][0]["msg"], refused.text
+    assert client.get(f"/api/datasets/{ds['id']}").json()["name"] == "prices"
+    assert client.patch("/api/datasets/99", json={"name": "a"}).status_code == 404
