@@ -53,6 +53,8 @@
     const type = el.dataset.type;
     if (type === "bool") return el.checked;
     const raw = el.value.trim();
+    if (type === "text") return raw;  // sent even when empty (clears a name or notes)
+    if (type === "tags") return raw.split(",").map((t) => t.trim()).filter(Boolean);
     if (raw === "") return el.dataset.nullable ? null : undefined;
     if (type === "int") return Number.parseInt(raw, 10);
     if (type === "float") return Number(raw);
@@ -113,6 +115,17 @@
     try { return JSON.parse(text); } catch (_) { return null; }
   }
 
+  // Every write the pages make to the API goes through here (one place for its headers).
+  async function sendJSON(method, url, body) {
+    const init = { method, headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(url, init);
+    return { response, payload: parseJSON(await response.text()) };
+  }
+
   async function submitJSON(form) {
     const button = form.querySelector("button[type=submit]");
     const note = form.querySelector(".actions .progress-text");
@@ -124,12 +137,7 @@
     button.disabled = true;
     if (note) note.textContent = "Sending…";
     try {
-      const response = await fetch(form.getAttribute("action"), {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify(formJSON(form)),
-      });
-      const payload = parseJSON(await response.text());
+      const { response, payload } = await sendJSON(form.dataset.method || "POST", form.getAttribute("action"), formJSON(form));
       if (response.ok && payload && payload.id !== undefined) {
         if (note) note.textContent = "Done; opening…";
         window.location.assign(form.dataset.redirect.replace("{id}", payload.id));
@@ -655,7 +663,7 @@
 
     el.cancel.addEventListener("click", async () => {
       el.cancel.disabled = true;
-      const response = await fetch(el.cancel.dataset.url, { method: "POST", headers: { Accept: "application/json" } });
+      const { response } = await sendJSON("POST", el.cancel.dataset.url);
       if (response.ok) { el.cancel.hidden = true; el.note.hidden = false; } else { el.cancel.disabled = false; }
     });
     tick();
@@ -720,14 +728,86 @@
         params: "nu" in changes ? { ...run.params, nu: changes.nu } : run.params,
         seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
       };
-      const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
-      const created = await response.json();
+      const { response, payload: created } = await sendJSON("POST", "/api/runs", body);
       if (!response.ok) throw new Error((created.detail && (created.detail[0]?.msg || created.detail)) || response.status);
       window.location.assign(`/teach/${created.id}?step=0`);
     } catch (err) {
       button.disabled = false;
       if (note) note.textContent = `Could not start it: ${err.message}`;
     }
+  }
+
+  // ---------------------------------------------------------------- delete with confirmation
+
+  // A button with data-delete="<API URL>" opens the page's confirmation dialog, which names
+  // what will go (data-text); on confirm the DELETE is sent and the page follows data-after:
+  // "table" refreshes the runs table, any other value is the address to go to.
+  function askDelete(button) {
+    const dialog = document.getElementById("confirm-delete");
+    if (!dialog) return;
+    dialog.querySelector(".confirm-text").textContent = `Delete ${button.dataset.text}?`;
+    const box = dialog.querySelector(".form-error");
+    box.hidden = true;
+    const go = dialog.querySelector(".confirm-go");
+    go.disabled = false;
+    go.onclick = async () => {
+      go.disabled = true;
+      try {
+        const { response, payload } = await sendJSON("DELETE", button.dataset.delete);
+        if (!response.ok) { go.disabled = false; showError(dialog.querySelector("form"), response.status, payload); return; }
+        dialog.close();
+        if (button.dataset.after === "table") refreshRunsTable();
+        else window.location.assign(button.dataset.after);
+      } catch (err) {
+        go.disabled = false;
+        showError(dialog.querySelector("form"), 0, { detail: "the server could not be reached: " + err.message });
+      }
+    };
+    dialog.showModal();
+  }
+
+  function refreshRunsTable() {
+    const table = document.getElementById("runs-table");
+    if (!table || !window.htmx) { window.location.reload(); return; }
+    window.htmx.ajax("GET", window.location.pathname + window.location.search, { target: "#runs-table", swap: "outerHTML" });
+  }
+
+  // ---------------------------------------------------------------- compare ticked runs
+
+  // Compare is enabled only when the ticked runs (two or more) share one data set; the
+  // server checks the same and says so otherwise.
+  function tickedRuns(table) {
+    return [...table.querySelectorAll("input.tick:checked")].map((box) => ({
+      id: Number(box.dataset.run), dataset: Number(box.dataset.dataset), name: box.dataset.datasetName,
+    }));
+  }
+
+  function updateCompare(table) {
+    const ticked = tickedRuns(table);
+    const button = table.querySelector(".compare-go");
+    const note = table.querySelector(".compare-note");
+    const sets = [...new Set(ticked.map((r) => r.dataset))];
+    button.disabled = !(ticked.length >= 2 && sets.length === 1);
+    if (ticked.length < 2) note.textContent = ticked.length ? "Tick at least one more run of the same data set." : "Tick two or more runs of one data set.";
+    else if (sets.length > 1) note.textContent = `The ticked runs are on ${sets.length} data sets (${[...new Set(ticked.map((r) => r.name))].join(", ")}): a comparison holds runs of one data set.`;
+    else note.textContent = `${ticked.length} runs of ${ticked[0].name}.`;
+  }
+
+  async function compareTicked(table) {
+    const ticked = tickedRuns(table);
+    const button = table.querySelector(".compare-go");
+    const box = table.querySelector(".compare-error");
+    box.hidden = true;
+    button.disabled = true;
+    try {
+      const body = { dataset_id: ticked[0].dataset, run_ids: ticked.map((r) => r.id), name: table.querySelector(".compare-name").value.trim() };
+      const { response, payload } = await sendJSON("POST", "/api/comparisons", body);
+      if (response.ok && payload) { window.location.assign(`/comparisons/${payload.id}`); return; }
+      showError(table, response.status, payload);
+    } catch (err) {
+      showError(table, 0, { detail: "the server could not be reached: " + err.message });
+    }
+    updateCompare(table);
   }
 
   // ---------------------------------------------------------------- forms after Back
@@ -768,6 +848,13 @@
     document.addEventListener("click", (e) => {
       const button = e.target.closest("[data-rerun]");
       if (button) rerunWithScores(button);
+      const remove = e.target.closest("[data-delete]");
+      if (remove) askDelete(remove);
+      const compare = e.target.closest(".compare-go");
+      if (compare) compareTicked(compare.closest("[data-compare]"));
+    });
+    document.addEventListener("change", (e) => {
+      if (e.target.matches("input.tick")) updateCompare(e.target.closest("[data-compare]"));
     });
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);

@@ -17,6 +17,7 @@ from ..services import lessons
 from ..services.views import compare as compare_view
 from ..services.views import home as home_view
 from ..services.views import run as run_view
+from ..services.views import runs as runs_view
 from ..services.views import teach as teach_view
 from .rendering import PageRoute, render
 
@@ -67,6 +68,16 @@ def run_params(
 
 
 # --------------------------------------------------------------------------- runs
+
+
+@router.get("/runs")
+def runs_table(request: Request, session: SessionDep) -> Response:
+    """Every run: filters, sort and page in the query string (a URL to share); HTMX asks for
+    the table alone."""
+    context = runs_view.runs_table(session, dict(request.query_params))
+    return render(
+        request, "runs.html", context, fragment="partials/runs_table.html", target="runs-table"
+    )
 
 
 @router.get("/runs/{run_id}")

@@ -30,10 +30,15 @@ def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
 def run_form(
     dataset: Dataset, algorithm: str | None, objective: str | None, k: str | None
 ) -> dict[str, Any]:
-    """The run form: the chosen algorithm (the registry's default otherwise), the objectives
-    it can work with on this data set, and k."""
-    specs = {name: spec.to_dict() for name, spec in engine.ALGORITHMS.items()}
-    spec = specs[algorithm if algorithm in specs else engine.REGISTRY.default_algorithm]
+    """The run form: the chosen algorithm (the registry's default otherwise, or when the data
+    set's shape rules it out: those are greyed out with the reason), the objectives it can
+    work with on this data set, and k."""
+    specs = {
+        name: {**spec.to_dict(), "blocked": catalog.shape_reason(spec, dataset)}
+        for name, spec in engine.ALGORITHMS.items()
+    }
+    usable_now = algorithm in specs and not specs[algorithm]["blocked"]
+    spec = specs[algorithm if usable_now else engine.REGISTRY.default_algorithm]
     needs = set(spec["requires"]["capabilities"])
     usable = objective_specs(dataset)
     usable = [o for o in usable if needs <= set(o["capabilities"])] or usable
@@ -90,6 +95,7 @@ def dataset_page(
         "preview": dataset_service.preview(data_dir, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
+        "usage": dataset_service.usage(session, dataset_id),
         "compare_algorithms": catalog.compare_choices(dataset),
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
