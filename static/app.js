@@ -96,7 +96,8 @@
       detail.forEach((err) => {
         const item = document.createElement("li");
         const where = worded ? "" : (err.loc || []).filter((p) => p !== "body").join(" → ");
-        item.textContent = (where ? where + ": " : "") + err.msg;
+        // Pydantic's own prefix on a validator's message says nothing to a person.
+        item.textContent = (where ? where + ": " : "") + String(err.msg).replace(/^Value error, /, "");
         list.append(item);
       });
       box.append(list);

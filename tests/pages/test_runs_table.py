@@ -29,7 +29,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         ds = generate(client, "gaussian_regression", n=80, d=12, k_true=3, rho=0.6)
         wide = generate(client, "gaussian_regression", n=10, d=20, k_true=3)
         runs = [
-            submit(client, ds["id"], algorithm="foba-obj", k=3, test_fraction=0.25),
+            submit(
+                client, ds["id"], algorithm="foba-obj", k=3, test_fraction=0.25, params={"nu": 0.3}
+            ),
             submit(client, ds["id"], algorithm="omp", k=3, test_fraction=0.25),
             submit(client, ds["id"], algorithm="forward-obj", k=2),
             submit(client, wide["id"], algorithm="forward-obj", k=2),
@@ -57,7 +59,7 @@ def test_the_header_links_to_the_runs_table_which_lists_every_run(lab) -> None:
         "seen in class",
         lab["ds"]["name"],
         "foba-obj",
-        "nu=",  # key parameters
+        "nu=0.3",  # the parameters set away from their defaults
         "done",
         f"{result['objective']:.4g}"[:5],
         f"{result['test']['mse']:.4g}"[:5],
@@ -65,6 +67,9 @@ def test_the_header_links_to_the_runs_table_which_lists_every_run(lab) -> None:
         " ms" if result["engine_seconds"] < 1 else " s",
     ):
         assert text in row, text
+    assert "backward=standard" not in row and "fit_intercept" not in row
+    omp = html.split(f'<tr data-run="{lab["runs"][1]["id"]}">')[1].split("</tr>")[0]
+    assert '<span class="muted">defaults</span>' in omp
     for heading in ("Objective", "Test error", "F-measure", "Time", "Parameters"):
         assert heading in html
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+import engine
+
 from ... import run_options
 from ...models import Run, RunResult
 from .. import run_table
@@ -18,13 +20,27 @@ COLUMNS = [
     ("Data set", "dataset", False),
     ("Algorithm", "algorithm", False),
     ("k", "k", True),
-    ("Parameters", None, False),
+    ("Parameters", None, False),  # those set away from their defaults
     ("Status", "status", False),
     ("Objective", "objective", True),
     ("Test error", "test_error", True),
     ("F-measure", "f_measure", True),
     ("Time", "time", True),
 ]
+
+
+def key_params(run: Run) -> dict[str, Any]:
+    """The parameters that differ from the algorithm's and the objective's defaults (what
+    sets the run apart from another of the same method), and unscaled columns."""
+    defaults: dict[str, Any] = {}
+    for spec in (engine.ALGORITHMS.get(run.algorithm), engine.OBJECTIVES.get(run.objective)):
+        if spec is not None:
+            defaults.update({p.name: p.default for p in spec.params})
+    params = run_options.engine_params(run.params)
+    chosen = {n: v for n, v in params.items() if n not in defaults or defaults[n] != v}
+    if not run_options.standardize(run.params):
+        chosen["standardize"] = False
+    return chosen
 
 
 def _row(run: Run, dataset_name: str) -> dict[str, Any]:
@@ -36,7 +52,7 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
     return {
         "run": run,
         "dataset": dataset_name,
-        "params": run_options.engine_params(run.params),
+        "params": key_params(run),
         "result": result,
         "test_error": test_error,
         "f_measure": result.recovery.f_measure if result and result.recovery else None,
