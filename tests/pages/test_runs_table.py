@@ -170,6 +170,9 @@ def test_a_comparison_of_existing_runs_opens(lab) -> None:
     html = client.get(f"/comparisons/{comparison['id']}").text
     for run_id in picked:
         assert f'href="/runs/{run_id}"' in html
+    # These runs differ in k and split: the page says so rather than quoting the first run's.
+    assert "k = 2, 3 (differs between runs)" in html
+    assert "splits differ between runs" in html
     by_k = client.get(f"/comparisons/{comparison['id']}/by-k")
     assert by_k.status_code == 200 and "chart-objective-k" in by_k.text
 
