@@ -151,8 +151,10 @@ def choices(session: Session) -> dict[str, Any]:
     """What the filters offer: the data sets, the algorithms run so far, and the tags used."""
     datasets = session.exec(select(Dataset.id, Dataset.name).order_by(Dataset.name)).all()
     algorithms = session.exec(select(Run.algorithm).distinct().order_by(Run.algorithm)).all()
-    tag_lists = session.exec(select(Run.tags).where(cast(Run.tags, String) != "[]")).all()
-    tags = sorted({tag for tags in tag_lists for tag in tags or []})
+    # Distinct lists as text (PostgreSQL cannot compare json values), usually a few.
+    as_text = cast(Run.tags, String)
+    tag_lists = session.exec(select(as_text).where(as_text != "[]").distinct()).all()
+    tags = sorted({tag for text in tag_lists if text for tag in json.loads(text)})
     return {
         "datasets": list(datasets),
         "algorithms": list(algorithms),
