@@ -355,6 +355,11 @@ class SupportRecovery(SQLModel):
     selection_error: int
     selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
     exact_recovery: bool
+    auc: float | None = Field(
+        None,
+        description="Support-recovery ROC AUC, the features ranked by the order the path first "
+        "admitted them; none when every feature is true (or none is).",
+    )
 
 
 class RunResult(SQLModel):

@@ -35,6 +35,7 @@ SORTS: dict[str, Any] = {
     # Test MSE for regression, classification error (1 - accuracy) for classification.
     "test_error": func.coalesce(_result("test", "mse"), 1 - _result("test", "accuracy")),
     "f_measure": _result("recovery", "f_measure"),
+    "auc": _result("recovery", "auc"),
     "time": _result("engine_seconds"),
 }
 DEFAULT_SORT = "id"

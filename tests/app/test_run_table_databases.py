@@ -28,6 +28,7 @@ def result(objective: float, mse: float | None, f_measure: float | None) -> dict
             "f_measure": f_measure,
             "selection_error": 0,
             "exact_recovery": True,
+            "auc": 1 - f_measure,
         }
     return {
         "support": [{"index": 1, "name": "x1", "coef": 1.0}],
@@ -78,6 +79,7 @@ def test_sort_filter_delete_and_compare(database_url, data_dir) -> None:
         assert shown("sort=objective") == [a, c, b]
         assert shown("sort=test_error&order=asc") == [a, c, b]  # no test split: last
         assert shown("sort=f_measure") == [a, b, c]
+        assert shown("sort=auc") == [b, a, c]
         assert shown("sort=time&order=asc") == [b, c, a]
         assert shown("tag=lecture") == [b]  # whole tags only
         assert shown("tag=caf%C3%A9") == [a]  # non-ASCII, as the JSON stores it

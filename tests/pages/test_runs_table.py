@@ -64,13 +64,18 @@ def test_the_header_links_to_the_runs_table_which_lists_every_run(lab) -> None:
         f"{result['objective']:.4g}"[:5],
         f"{result['test']['mse']:.4g}"[:5],
         f"{result['recovery']['f_measure']:.3g}"[:4],
+        f"{result['recovery']['auc']:.3g}"[:4],
         " ms" if result["engine_seconds"] < 1 else " s",
     ):
         assert text in row, text
     assert "backward=standard" not in row and "fit_intercept" not in row
+    # The AUC stored with the result is the one the run page draws from the trace.
+    page = client.get(f"/runs/{foba['id']}").text
+    drawn = re.search(r'ROC AUC</span><span class="value">([^<]+)<', page).group(1)
+    assert f'<td class="num">{drawn}</td>' in row
     omp = html.split(f'<tr data-run="{lab["runs"][1]["id"]}">')[1].split("</tr>")[0]
     assert '<span class="muted">defaults</span>' in omp
-    for heading in ("Objective", "Test error", "F-measure", "Time", "Parameters"):
+    for heading in ("Objective", "Test error", "F-measure", "AUC", "Time", "Parameters"):
         assert heading in html
 
 
@@ -81,6 +86,7 @@ def test_the_header_links_to_the_runs_table_which_lists_every_run(lab) -> None:
         ("test_error", lambda r: r["result"]["test"]["mse"] if r["result"]["test"] else None),
         ("k", lambda r: r["k"]),
         ("time", lambda r: r["result"]["engine_seconds"]),
+        ("auc", lambda r: r["result"]["recovery"]["auc"]),
     ],
 )
 def test_sorting_by_a_column_in_both_orders(lab, key, value) -> None:

@@ -25,6 +25,7 @@ COLUMNS = [
     ("Objective", "objective", True),
     ("Test error", "test_error", True),
     ("F-measure", "f_measure", True),
+    ("AUC", "auc", True),
     ("Time", "time", True),
 ]
 
@@ -56,6 +57,7 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
         "result": result,
         "test_error": test_error,
         "f_measure": result.recovery.f_measure if result and result.recovery else None,
+        "auc": result.recovery.auc if result and result.recovery else None,
         "selected": len(result.support) if result else None,
     }
 
