@@ -8,9 +8,9 @@ from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
 from ..deps import SessionDep, SettingsDep, UploadGateDep
+from ..edits import DatasetPatch
 from ..models import (
     DatasetGenerate,
-    DatasetPatch,
     DatasetPreview,
     DatasetPublic,
     DatasetSummary,

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from ..deps import BackendDep, SessionDep, SettingsDep
+from ..edits import RunPatch
 from ..models import (
     ComparisonCreate,
     ComparisonPublic,
     Message,
     RunCreate,
-    RunPatch,
     RunPublic,
     RunStatus,
     TracePage,

@@ -25,13 +25,13 @@ from engine.datasets import Problem
 
 from .. import storage
 from ..config import Settings
+from ..edits import DatasetPatch
 from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
 from ..models import (
     ACTIVE,
     Comparison,
     Dataset,
     DatasetGenerate,
-    DatasetPatch,
     DatasetPreview,
     DatasetPublic,
     Run,

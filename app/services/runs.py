@@ -18,6 +18,7 @@ import engine
 from engine.trace import Event
 
 from .. import run_options, storage
+from ..edits import RunPatch
 from ..errors import Conflict, InvalidInput, NotFound
 from ..jobs.backend import JobBackend
 from ..models import (
@@ -31,7 +32,6 @@ from ..models import (
     Run,
     RunConfig,
     RunCreate,
-    RunPatch,
     RunPublic,
     RunStatus,
     SplitOptions,
