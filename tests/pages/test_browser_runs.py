@@ -222,3 +222,20 @@ def test_backward_elimination_is_greyed_out_on_wide_data(server: str, page: Any)
     assert "needs more rows than features" in option.text_content()
     assert "Greyed out: Backward elimination" in page.text_content("#run-form")
     page.screenshot(path=str(SHOTS / "dataset-backward-greyed.png"))
+
+
+def test_the_dialog_shows_a_refusal_in_place(server: str, page: Any) -> None:
+    import httpx
+
+    ds, runs = make_runs(server, "deleted elsewhere")
+    page.goto(server + f"/runs?dataset={ds['id']}")
+    gone = runs[0]["id"]
+    assert httpx.delete(f"{server}/api/runs/{gone}").status_code == 204  # another tab
+    page.click(f"tr[data-run='{gone}'] [data-delete]")
+    page.click("#confirm-delete .confirm-go")
+    error = page.locator("#confirm-delete .form-error")
+    error.wait_for()
+    assert f"run {gone} does not exist" in error.text_content()
+    assert page.locator("#confirm-delete").is_visible()
+    page.keyboard.press("Escape")  # a native dialog: Escape keeps everything
+    assert not page.locator("#confirm-delete").is_visible()
