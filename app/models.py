@@ -295,7 +295,7 @@ class Run(SQLModel, table=True):
     finished_at: datetime | None = None
     error: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
-    name: str = ""  # a person's label for the run (RunPatch)
+    name: str = ""  # a person's label (edits.RunPatch); the three are NULL in older rows
     notes: str = ""
     tags: list[str] = Field(default_factory=list, sa_type=JSON)
 
@@ -394,6 +394,9 @@ class RunPublic(SQLModel):
         return cls.model_validate(
             {
                 **run.model_dump(exclude={"claim_token"}),
+                "name": run.name or "",
+                "notes": run.notes or "",
+                "tags": run.tags or [],
                 "params": run_options.engine_params(run.params),
                 "standardize": run_options.standardize(run.params),
                 "queued_seconds": _seconds(run.created_at, run.started_at),
@@ -408,9 +411,6 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return (end - start).total_seconds() if start and end else None
 
 
-MAX_COMPARED_RUNS = 50
-
-
 class ComparisonCreate(SplitOptions):
     """New runs (``runs``: configurations queued together), or runs that exist already
     (``run_ids``, all on ``dataset_id``): one of the two."""
@@ -422,7 +422,7 @@ class ComparisonCreate(SplitOptions):
     runs: list[RunConfig] = Field(default_factory=list, max_length=20)
     run_ids: list[int] = Field(
         default_factory=list,
-        max_length=MAX_COMPARED_RUNS,
+        max_length=50,
         description="Existing runs of the data set to compare (they keep their own split).",
     )
 
