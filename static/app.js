@@ -757,6 +757,8 @@
         const { response, payload } = await sendJSON("DELETE", button.dataset.delete);
         if (!response.ok) { go.disabled = false; showError(dialog.querySelector("form"), response.status, payload); return; }
         dialog.close();
+        const run = button.dataset.delete.match(/\/api\/runs\/(\d+)$/);
+        if (run) ticked.delete(Number(run[1]));  // a deleted run cannot be compared
         if (button.dataset.after === "table") refreshRunsTable();
         else window.location.assign(button.dataset.after);
       } catch (err) {
@@ -776,32 +778,44 @@
   // ---------------------------------------------------------------- compare ticked runs
 
   // Compare is enabled only when the ticked runs (two or more) share one data set; the
-  // server checks the same and says so otherwise.
-  function tickedRuns(table) {
-    return [...table.querySelectorAll("input.tick:checked")].map((box) => ({
-      id: Number(box.dataset.run), dataset: Number(box.dataset.dataset), name: box.dataset.datasetName,
-    }));
+  // server checks the same and says so otherwise. Ticks are kept while the table is sorted,
+  // filtered or paged (HTMX swaps it), so runs can be picked from several views.
+  const ticked = new Map();
+
+  function tickedRuns() {
+    return [...ticked.values()];
+  }
+
+  function tick(box) {
+    const id = Number(box.dataset.run);
+    if (box.checked) ticked.set(id, { id, dataset: Number(box.dataset.dataset), name: box.dataset.datasetName });
+    else ticked.delete(id);
+  }
+
+  function restoreTicks(table) {
+    table.querySelectorAll("input.tick").forEach((box) => { box.checked = ticked.has(Number(box.dataset.run)); });
+    updateCompare(table);
   }
 
   function updateCompare(table) {
-    const ticked = tickedRuns(table);
+    const runs = tickedRuns();
     const button = table.querySelector(".compare-go");
     const note = table.querySelector(".compare-note");
-    const sets = [...new Set(ticked.map((r) => r.dataset))];
-    button.disabled = !(ticked.length >= 2 && sets.length === 1);
-    if (ticked.length < 2) note.textContent = ticked.length ? "Tick at least one more run of the same data set." : "Tick two or more runs of one data set.";
-    else if (sets.length > 1) note.textContent = `The ticked runs are on ${sets.length} data sets (${[...new Set(ticked.map((r) => r.name))].join(", ")}): a comparison holds runs of one data set.`;
-    else note.textContent = `${ticked.length} runs of ${ticked[0].name}.`;
+    const sets = [...new Set(runs.map((r) => r.dataset))];
+    button.disabled = !(runs.length >= 2 && sets.length === 1);
+    if (runs.length < 2) note.textContent = runs.length ? "Tick at least one more run of the same data set." : "Tick two or more runs of one data set.";
+    else if (sets.length > 1) note.textContent = `The ticked runs are on ${sets.length} data sets (${[...new Set(runs.map((r) => r.name))].join(", ")}): a comparison holds runs of one data set.`;
+    else note.textContent = `${runs.length} runs of ${runs[0].name} ticked (${runs.map((r) => `#${r.id}`).join(", ")}).`;
   }
 
   async function compareTicked(table) {
-    const ticked = tickedRuns(table);
+    const runs = tickedRuns();
     const button = table.querySelector(".compare-go");
     const box = table.querySelector(".compare-error");
     box.hidden = true;
     button.disabled = true;
     try {
-      const body = { dataset_id: ticked[0].dataset, run_ids: ticked.map((r) => r.id), name: table.querySelector(".compare-name").value.trim() };
+      const body = { dataset_id: runs[0].dataset, run_ids: runs.map((r) => r.id), name: table.querySelector(".compare-name").value.trim() };
       const { response, payload } = await sendJSON("POST", "/api/comparisons", body);
       if (response.ok && payload) { window.location.assign(`/comparisons/${payload.id}`); return; }
       showError(table, response.status, payload);
@@ -844,7 +858,11 @@
       });
     });
     document.querySelectorAll("[data-live]").forEach(setupLive);
-    document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
+    document.body.addEventListener("htmx:afterSettle", () => {
+      renderFigures(document);
+      const table = document.querySelector("[data-compare]");
+      if (table) restoreTicks(table);
+    });
     window.addEventListener("pageshow", resyncRunForm);
     document.addEventListener("click", (e) => {
       const button = e.target.closest("[data-rerun]");
@@ -855,7 +873,14 @@
       if (compare) compareTicked(compare.closest("[data-compare]"));
     });
     document.addEventListener("change", (e) => {
-      if (e.target.matches("input.tick")) updateCompare(e.target.closest("[data-compare]"));
+      if (e.target.matches("input.tick")) { tick(e.target); updateCompare(e.target.closest("[data-compare]")); }
+    });
+    // Enter in the comparison's name compares (the search input's Enter is HTMX's "search").
+    document.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" || !e.target.matches(".compare-name")) return;
+      e.preventDefault();
+      const go = e.target.closest("[data-compare]").querySelector(".compare-go");
+      if (!go.disabled) go.click();
     });
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);

@@ -125,11 +125,21 @@ def test_compare_ticked_runs_of_one_data_set(
     page.screenshot(path=str(SHOTS / "runs-compare-refused.png"))
     page.uncheck(f"input.tick[data-run='{b[0]['id']}']")
     page.check(f"input.tick[data-run='{a[1]['id']}']")
+    # A search swaps the table without a page load; the ticks stay, and more can be added.
+    page.evaluate("window.sameDocument = true")
+    page.fill("#runs-q", "table A")
+    page.press("#runs-q", "Enter")
+    page.wait_for_url("**q=table%20A**")
+    page.wait_for_function("document.querySelectorAll('#runs-table tbody tr').length === 3")
+    assert page.evaluate("window.sameDocument") is True
+    assert page.is_checked(f"input.tick[data-run='{a[0]['id']}']")
+    assert page.is_checked(f"input.tick[data-run='{a[1]['id']}']")
     page.check(f"input.tick[data-run='{a[2]['id']}']")
     assert button.is_enabled()
-    assert page.text_content(".compare-note") == "3 runs of table A."
+    ids = ", ".join(f"#{r['id']}" for r in a)
+    assert page.text_content(".compare-note") == f"3 runs of table A ticked ({ids})."
     page.fill(".compare-name", "picked by hand")
-    button.click()
+    page.press(".compare-name", "Enter")  # Enter in the name compares
     page.wait_for_url("**/comparisons/*")
     page.wait_for_selector("#by-k .chart, #by-k svg")
     assert "picked by hand" in page.text_content("h1")
