@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+StorageKind = Literal["directory", "database"]  # the stores of app.storage
+
 
 def _default_workers() -> int:
     # One core stays free for the web process.
@@ -28,11 +30,32 @@ class Settings(BaseSettings):
     database_url: str = Field(
         "", description="SQLAlchemy URL; empty means a SQLite file in the data directory."
     )
+    storage: StorageKind = Field(
+        "directory",
+        description="Where data sets keep their arrays: files under DATA_DIR (one machine) or "
+        "rows of the database (workers on other hosts need nothing but DATABASE_URL).",
+    )
+    sqlite_busy_timeout_seconds: float = Field(
+        10.0, gt=0, description="How long a SQLite write waits for another writer's lock."
+    )
+    migrate_on_start: bool = Field(
+        True,
+        description="Bring an older database schema up to date on start-up (Alembic); when "
+        "false, the app refuses to start on an outdated schema and says how to migrate.",
+    )
     host: str = Field("127.0.0.1", description="Address `python -m app` listens on.")
     port: int = Field(8000, ge=1, le=65535)
     api_key: SecretStr | None = Field(
-        None, description="When set, /api requires 'Authorization: Bearer <key>'."
+        None,
+        description="When set, every route but sign-in, static files and /healthz needs "
+        "'Authorization: Bearer <key>' or a session from the sign-in page.",
     )
+    session_secret: SecretStr | None = Field(
+        None,
+        description="Signs session cookies (with the key); default: a random secret kept in "
+        "the data directory.",
+    )
+    session_hours: float = Field(12.0, gt=0, le=24 * 365, description="A session's lifetime.")
 
     # Limits on what clients may send.
     max_upload_mb: float = Field(50.0, gt=0)
@@ -58,11 +81,26 @@ class Settings(BaseSettings):
     )
 
     # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
-    job_backend: Literal["inprocess"] = "inprocess"
+    job_backend: Literal["inprocess", "procrastinate"] = Field(
+        "inprocess",
+        description="inprocess: workers supervised by the web process (one machine); "
+        "procrastinate: a queue in PostgreSQL served by `python -m app worker` on any host.",
+    )
     workers: int = Field(default_factory=_default_workers, ge=0)
-    heartbeat_seconds: float = Field(2.0, gt=0)
+    worker_concurrency: int = Field(
+        1,
+        ge=1,
+        description="Runs one `python -m app worker` executes at once, each in a worker "
+        "process of its own (JOB_BACKEND=procrastinate).",
+    )
+    heartbeat_seconds: float = Field(
+        2.0, gt=0, description="How often a run (in-process) or a worker (procrastinate) beats."
+    )
     stale_after_seconds: float = Field(
-        15.0, gt=0, description="A running run whose heartbeat is older is requeued."
+        15.0,
+        gt=0,
+        description="A running run whose heartbeat (in-process), or whose worker's heartbeat "
+        "(procrastinate), is older is run again.",
     )
     poll_seconds: float = Field(1.0, gt=0, description="Idle workers look for queued runs.")
     monitor_seconds: float = Field(1.0, gt=0, description="Supervisor checks workers/heartbeats.")

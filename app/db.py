@@ -1,17 +1,22 @@
-"""Database engine: SQLite (WAL, busy timeout, foreign keys) or PostgreSQL, chosen by URL."""
+"""Database engine: SQLite (WAL, busy timeout, foreign keys) or PostgreSQL, chosen by URL.
+
+The schema is Alembic's business (``app.migrations.prepare_schema``), not ``create_all``.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import make_url
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
 from . import models  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 # Long enough for a trace batch or a claim to finish elsewhere; writes are kept short.
-SQLITE_BUSY_TIMEOUT_MS = 10_000
+# A longer lock is a transient error: retried by workers, a 503 to clients (app.transient).
+SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
 
 
 def normalise_url(url: str) -> str:
@@ -22,27 +27,23 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_db(url: str) -> Engine:
+def make_db(url: str, busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS) -> Engine:
     url = normalise_url(url)
     if make_url(url).get_backend_name() == "sqlite":
         db = create_engine(url, connect_args={"check_same_thread": False})
-        event.listen(db, "connect", _sqlite_pragmas)
+        event.listen(db, "connect", partial(_sqlite_pragmas, round(busy_timeout_seconds * 1000)))
         return db
     return create_engine(url, pool_pre_ping=True)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(busy_timeout_ms: int, dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the API read while a worker writes; foreign keys are off by default in SQLite.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
-
-
-def create_tables(db: Engine) -> None:
-    SQLModel.metadata.create_all(db)
 
 
 def ping(session: Session) -> None:

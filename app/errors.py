@@ -3,15 +3,22 @@
 Services raise these; one handler turns them into responses. Invalid input uses FastAPI's
 validation-error shape (``{"detail": [{"loc", "msg", "type", "ctx"}]}``) so every 422 reads
 alike; the other statuses (503 with a Retry-After header) carry ``{"detail": "<message>"}``.
+A transient database error (a lock held too long, a dropped connection) is a 503 too.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+
+from .transient import RETRY_AFTER_SECONDS, is_transient
 
 
 class AppError(Exception):
@@ -32,6 +39,12 @@ class NotFound(AppError):
 
 class Conflict(AppError):
     status_code = 409
+
+
+class Gone(AppError):
+    """What the request names existed but its content is lost for good."""
+
+    status_code = 410
 
 
 class TooLarge(AppError):
@@ -83,10 +96,42 @@ class InvalidInput(AppError):
         return {"detail": [self.entry(), *(p.entry() for p in self.also)]}
 
 
+def json_safe(value: Any) -> Any:
+    """JSON has no NaN or Infinity: a client that sent them (Python's json writes them) gets
+    them back as text in the error naming them, not a failure to write the error."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 async def _handle(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
+    body = json_safe(exc.body())
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    body = {"detail": json_safe(jsonable_encoder(exc.errors()))}
+    return JSONResponse(body, status_code=422)
+
+
+async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
+    if not is_transient(exc):
+        raise exc  # a bug or a broken database: the server error it is
+    busy = Busy(
+        "the database is busy or briefly unreachable; nothing was changed, send the request "
+        f"again in {RETRY_AFTER_SECONDS} seconds",
+        retry_after=RETRY_AFTER_SECONDS,
+    )
+    return await _handle(request, busy)
 
 
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _handle)
+    app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(RequestValidationError, _invalid_request)

@@ -1,7 +1,10 @@
 """Tables and the API's model families (Create = what clients send, Public = what they get).
 
-Arrays never live in rows: a data set row names its ``.npz`` file (server-generated) under the
-data directory. Timestamps are aware UTC datetimes (SQLModel stores them as UTC).
+A data set row names its arrays by a key its array store chose (``app.storage``): a ``.npz``
+file under the data directory, or the rows of ``array_chunks``. Timestamps are aware UTC
+datetimes (SQLModel stores them as UTC). Tables whose ids appear in links never reuse an id
+(AUTOINCREMENT on SQLite; PostgreSQL sequences never go back). A change to a table is a new
+migration in ``app/migrations`` (see its docstring).
 """
 
 from __future__ import annotations
@@ -10,17 +13,30 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, field_validator, model_validator
-from sqlalchemy import JSON
+from pydantic import ConfigDict, field_validator
+from sqlalchemy import JSON, LargeBinary
 from sqlmodel import Field, SQLModel
 
 from engine.trace import EVENT_JSON_SCHEMA
 
 from . import run_options
+from .bounds import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
+
+# Re-exported: the result models were defined here first.
+from .models_results import (  # noqa: F401
+    FitMetrics,
+    RunResult,
+    SelectedFeature,
+    SupportRecovery,
+)
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# A deleted data set's, run's or comparison's id is never given to a new one: links stay true.
+NO_ID_REUSE = {"sqlite_autoincrement": True}
 
 
 class RunStatus(StrEnum):
@@ -45,11 +61,18 @@ class Message(SQLModel):
     detail: str
 
 
+class ServerError(Message):
+    """507 (disk full) and 500 (unexpected): the id the server's log names the failure by."""
+
+    request_id: str
+
+
 # --------------------------------------------------------------------------- data sets
 
 
 class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -64,7 +87,7 @@ class Dataset(SQLModel, table=True):
     classes: list[str] | None = Field(default=None, sa_type=JSON)  # label of y == 0, y == 1
     true_support: list[int] | None = Field(default=None, sa_type=JSON)
     meta: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    file: str  # relative to the data directory, chosen by the server; holds X, y, column stats
+    file: str  # the array store's key (chosen by the server) of X, y and the column stats
     sample_key: str | None = Field(default=None, unique=True)  # makes seeding idempotent
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -133,11 +156,11 @@ class UploadOptions(SQLModel):
 
 
 class DatasetGenerate(SQLModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     generator: str = Field(description="A name from GET /api/generators.")
     params: dict[str, Any] = Field(default_factory=dict)
-    random_state: int | None = Field(0, ge=0)
+    random_state: int | None = Field(0, ge=0, le=MAX_SEED)
     name: str | None = Field(None, max_length=200)
 
 
@@ -228,11 +251,11 @@ class DatasetPreview(SQLModel):
 class RunConfig(SQLModel):
     """One algorithm configuration: the part of a run a comparison varies."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     algorithm: str = Field(description="A name from GET /api/algorithms.")
     objective: str = Field("least_squares", description="A name from GET /api/objectives.")
-    k: int | None = Field(None, description="Number of features to select.")
+    k: int | None = Field(None, ge=1, le=MAX_K, description="Number of features to select.")
     params: dict[str, Any] = Field(
         default_factory=dict, description="Algorithm and objective parameters, by name."
     )
@@ -247,20 +270,26 @@ class RunConfig(SQLModel):
 
 
 class SplitOptions(SQLModel):
-    test_fraction: float | None = Field(
+    model_config = STRICT
+
+    test_fraction: Fraction | None = Field(
         None, gt=0, lt=1, description="Hold out this fraction of rows to test on."
     )
     seed: int | None = Field(
-        None, ge=0, description="Seeds the split and randomised algorithms (default 0)."
+        None,
+        ge=0,
+        le=MAX_SEED,
+        description="Seeds the split and randomised algorithms (default 0).",
     )
 
 
 class RunCreate(RunConfig, SplitOptions):
-    dataset_id: int
+    dataset_id: int = Field(ge=1, le=MAX_ID)
 
 
 class Comparison(SQLModel, table=True):
     __tablename__ = "comparisons"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -270,6 +299,7 @@ class Comparison(SQLModel, table=True):
 
 class Run(SQLModel, table=True):
     __tablename__ = "runs"
+    __table_args__ = NO_ID_REUSE
 
     id: int | None = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
@@ -295,14 +325,24 @@ class Run(SQLModel, table=True):
     finished_at: datetime | None = None
     error: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
-    name: str = ""  # a person's label (edits.RunPatch); the three are NULL in older rows
-    notes: str = ""
-    tags: list[str] = Field(default_factory=list, sa_type=JSON)
+    # A fold of a cross-validation over k (its result is engine.cv.FoldResult.to_dict()), not
+    # a run of its own: kept out of the run lists, executed by run_job like any run.
+    cv_id: int | None = Field(
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
+    )
+    cv_fold: int | None = None
+    # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
+    name: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    notes: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    tags: list[str] = Field(
+        default_factory=list, sa_type=JSON, sa_column_kwargs={"server_default": "[]"}
+    )
 
 
 class ComparisonRun(SQLModel, table=True):
-    """A run a comparison was made from after it ran (``run_ids``): a run may sit in several
-    such comparisons. The runs a comparison queued itself point at it with Run.comparison_id."""
+    """A run a comparison was made from after the fact (``POST /api/comparisons/from-runs``);
+    a comparison's own runs point to it through ``Run.comparison_id`` instead. A run may be
+    in several such comparisons; no id of its own (nothing links to a row)."""
 
     __tablename__ = "comparison_runs"
 
@@ -310,61 +350,36 @@ class ComparisonRun(SQLModel, table=True):
     run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True, index=True)
 
 
-class SelectedFeature(SQLModel):
-    index: int
-    name: str
-    coef: float
+class CVStudy(SQLModel, table=True):
+    """A choice of k by K-fold cross-validation; its folds are runs (``Run.cv_id``), one job
+    each, and its status is theirs (see ``app.services.cv``)."""
 
+    __tablename__ = "cv_studies"
+    __table_args__ = NO_ID_REUSE
 
-class FitMetrics(SQLModel):
-    """MSE and R^2 for regression objectives; accuracy and log-loss for classification."""
-
-    n_samples: int
-    mse: float | None = None
-    r2: float | None = None
-    accuracy: float | None = None
-    log_loss: float | None = None
-
-
-class SupportRecovery(SQLModel):
-    """The selected support S against the known true support S*."""
-
-    true_support: list[str]
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    precision: float
-    recall: float
-    f_measure: float
-    selection_error: int
-    selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
-    exact_recovery: bool
-    auc: float | None = Field(
-        None,
-        description="Support-recovery ROC AUC, the features ranked by the order the path first "
-        "admitted them; none when every feature is true (or none is).",
-    )
-
-
-class RunResult(SQLModel):
-    support: list[SelectedFeature]
-    intercept: float
-    objective: float | None
-    n_steps: int
-    stop_reason: str
-    engine_seconds: float
-    train: FitMetrics
-    test: FitMetrics | None
-    recovery: SupportRecovery | None
+    id: int | None = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    algorithm: str
+    objective: str
+    k_max: int
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # as Run.params
+    n_folds: int
+    rule: str  # engine.cv.RULES
+    metric: str  # engine.cv.METRICS
+    seed: int = 0
+    plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # CVPlan.to_dict()
+    # The run at the chosen k on all data; no foreign key (runs already point here).
+    final_run_id: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class RunPublic(SQLModel):
     id: int
     dataset_id: int
     comparison_id: int | None
-    name: str = ""
-    notes: str = ""
-    tags: list[str] = Field(default_factory=list)
+    name: str
+    notes: str
+    tags: list[str]
     algorithm: str
     objective: str
     k: int | None
@@ -385,7 +400,9 @@ class RunPublic(SQLModel):
     heartbeat_at: datetime | None
     queued_seconds: float | None = Field(description="From submission to the last claim.")
     run_seconds: float | None = Field(description="From the last claim to the end.")
-    result: RunResult | None
+    result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
+    cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
+    cv_fold: int | None = None
     url: str
     trace_url: str
 
@@ -394,11 +411,9 @@ class RunPublic(SQLModel):
         return cls.model_validate(
             {
                 **run.model_dump(exclude={"claim_token"}),
-                "name": run.name or "",
-                "notes": run.notes or "",
-                "tags": run.tags or [],
                 "params": run_options.engine_params(run.params),
                 "standardize": run_options.standardize(run.params),
+                "result": run.result if run.cv_id is None else None,
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",
@@ -412,35 +427,11 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
 
 
 class ComparisonCreate(SplitOptions):
-    """New runs (``runs``: configurations queued together), or runs that exist already
-    (``run_ids``, all on ``dataset_id``): one of the two."""
+    model_config = STRICT
 
-    model_config = ConfigDict(extra="forbid")
-
-    dataset_id: int
+    dataset_id: int = Field(ge=1, le=MAX_ID)
     name: str = Field("", max_length=200)
-    runs: list[RunConfig] = Field(default_factory=list, max_length=20)
-    run_ids: list[int] = Field(
-        default_factory=list,
-        max_length=50,
-        description="Existing runs of the data set to compare (they keep their own split).",
-    )
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ComparisonCreate:
-        if bool(self.runs) == bool(self.run_ids):
-            raise ValueError(
-                "give either runs (configurations to queue) or run_ids (existing runs), "
-                "at least one of them"
-            )
-        if self.run_ids and (self.test_fraction is not None or self.seed is not None):
-            raise ValueError(
-                "test_fraction and seed apply to new runs only; runs given by run_ids keep "
-                "their own: leave both out"
-            )
-        if len(set(self.run_ids)) != len(self.run_ids):
-            raise ValueError("run_ids names a run twice")
-        return self
+    runs: list[RunConfig] = Field(min_length=1, max_length=20)
 
 
 class ComparisonPublic(SQLModel):
@@ -495,3 +486,13 @@ class IdempotencyKey(SQLModel, table=True):
         default=None, foreign_key="comparisons.id", ondelete="CASCADE"
     )
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class ArrayChunk(SQLModel, table=True):
+    """One piece of a data set's ``.npz`` archive, for ``STORAGE=database``."""
+
+    __tablename__ = "array_chunks"
+
+    key: str = Field(primary_key=True, max_length=64)
+    seq: int = Field(primary_key=True)
+    data: bytes = Field(sa_type=LargeBinary)

@@ -8,11 +8,15 @@ to the function that uses it.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+# An int parameter without its own bounds still gets these: counts and iteration caps are
+# far below, and a larger value (1e300 steps) is a mistake, not a wish.
+INT_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,11 @@ class Param:
             kind = "an integer" if self.type == "int" else "a number"
             lo = None
             if self.minimum is not None:
-                lo = f"{'>' if self.exclusive_minimum else '>='} {self.minimum:g}"
-            hi = f"<= {self.maximum:g}" if self.maximum is not None else None
+                lo = f"{'>' if self.exclusive_minimum else '>='} {_number(self.minimum, self.type)}"
+            maximum = self.maximum
+            if maximum is None and self.type == "int":
+                maximum = INT_LIMIT
+            hi = f"<= {_number(maximum, self.type)}" if maximum is not None else None
             text = kind + (" " + " and ".join(x for x in (lo, hi) if x) if lo or hi else "")
         elif self.type == "bool":
             text = "true or false"
@@ -66,10 +73,11 @@ class Param:
                 raise err
             return value
         if self.type in ("int", "float"):
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise err
             if self.type == "int":
-                if isinstance(value, float) and not value.is_integer():
+                # Strict: 5.0 or 1e300 is a number, not an integer (JSON keeps them apart).
+                if not isinstance(value, numbers.Integral) or abs(value) > INT_LIMIT:
                     raise err
                 value = int(value)
             else:
@@ -101,6 +109,10 @@ class Param:
             base[key] = self.minimum
         if self.maximum is not None:
             base["maximum"] = self.maximum
+        elif self.type == "int":
+            base["maximum"] = INT_LIMIT
+        if self.type == "int" and self.minimum is None:
+            base["minimum"] = -INT_LIMIT
         if self.nullable:
             base = {"anyOf": [base, {"type": "null"}]}
         base["description"] = self.help
@@ -121,6 +133,10 @@ class Param:
             "nullable": self.nullable,
             "required": self.required,
         }
+
+
+def _number(x: float, kind: str) -> str:
+    return f"{int(x)}" if kind == "int" and float(x).is_integer() else f"{x:g}"
 
 
 def validate_params(

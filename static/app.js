@@ -3,11 +3,50 @@
 //  2. forms: post typed JSON to the API, or upload a CSV with progress, then go to the new page
 //     or show the server's validation message in place (the upload form also proposes the
 //     target, says the task before the upload, and marks the controls a refusal names);
-//  3. the run page: a finished run's figures fetched as JSON and the trace player (slider,
+//  3. the runs table's ticks (Compare for runs of one data set) and the deletion dialog;
+//  4. the run page: a finished run's figures fetched as JSON and the trace player (slider,
 //     play/pause, keys, the step in the URL; charts follow it); a running run followed
 //     through its trace API, only the events after the last one seen at each poll.
 // Everything else (polling, fragments, the teaching mode's keys) is HTMX attributes.
 "use strict";
+
+// CSRF: on a server with an API_KEY the page carries its session's token (<meta name=csrf-token>).
+// Every write this page makes sends it: fetch and XMLHttpRequest as a header, plain forms as
+// the field csrf_token (HTMX sends it from the hx-headers of <body>).
+(function () {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const token = meta && meta.content;
+  if (!token) return;
+  const SAFE = ["GET", "HEAD", "OPTIONS"];
+  const sameOrigin = (url) => new URL(url, window.location.href).origin === window.location.origin;
+  const nativeFetch = window.fetch.bind(window);
+  window.fetch = (input, init = {}) => {
+    const method = (init.method || (input instanceof Request ? input.method : "GET")).toUpperCase();
+    const url = input instanceof Request ? input.url : String(input);
+    if (SAFE.includes(method) || !sameOrigin(url)) return nativeFetch(input, init);
+    const headers = new Headers(init.headers || (input instanceof Request ? input.headers : undefined));
+    headers.set("X-CSRF-Token", token);
+    return nativeFetch(input, { ...init, headers });
+  };
+  const open = XMLHttpRequest.prototype.open;
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    this.csrfNeeded = !SAFE.includes(String(method).toUpperCase()) && sameOrigin(url);
+    return open.call(this, method, url, ...rest);
+  };
+  XMLHttpRequest.prototype.send = function (body) {
+    if (this.csrfNeeded) this.setRequestHeader("X-CSRF-Token", token);
+    return send.call(this, body);
+  };
+  // A form the browser itself posts (not one a script sends, which called preventDefault).
+  document.addEventListener("submit", (e) => {
+    const form = e.target;
+    if (e.defaultPrevented || form.method !== "post" || form.querySelector('input[name="csrf_token"]')) return;
+    const field = document.createElement("input");
+    Object.assign(field, { type: "hidden", name: "csrf_token", value: token });
+    form.append(field);
+  });
+})();
 
 (function () {
   const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"] };
@@ -53,9 +92,8 @@
     const type = el.dataset.type;
     if (type === "bool") return el.checked;
     const raw = el.value.trim();
-    if (type === "text") return raw;  // sent even when empty (clears a name or notes)
-    if (type === "tags") return raw.split(",").map((t) => t.trim()).filter(Boolean);
-    if (raw === "") return el.dataset.nullable ? null : undefined;
+    if (type === "tags") return raw.split(",").map((t) => t.trim()).filter((t) => t !== "");
+    if (raw === "") return el.dataset.nullable ? null : el.dataset.blank === "send" ? "" : undefined;
     if (type === "int") return Number.parseInt(raw, 10);
     if (type === "float") return Number(raw);
     return raw;
@@ -70,6 +108,9 @@
       if (value === undefined) return;
       setPath(el.dataset.each ? each : body, el.name, value);
     });
+    if (form.dataset.kind === "from-runs") {
+      body.run_ids = tickedRuns().map((box) => Number(box.value));
+    }
     if (form.dataset.kind === "comparison") {
       body.runs = [...form.querySelectorAll("input[data-algorithm]:checked")].map((box) => {
         const run = { algorithm: box.dataset.algorithm, ...each };
@@ -96,8 +137,7 @@
       detail.forEach((err) => {
         const item = document.createElement("li");
         const where = worded ? "" : (err.loc || []).filter((p) => p !== "body").join(" → ");
-        // Pydantic's own prefix on a validator's message says nothing to a person.
-        item.textContent = (where ? where + ": " : "") + String(err.msg).replace(/^Value error, /, "");
+        item.textContent = (where ? where + ": " : "") + err.msg;
         list.append(item);
       });
       box.append(list);
@@ -116,17 +156,6 @@
     try { return JSON.parse(text); } catch (_) { return null; }
   }
 
-  // Every write the pages make to the API goes through here (one place for its headers).
-  async function sendJSON(method, url, body) {
-    const init = { method, headers: { Accept: "application/json" } };
-    if (body !== undefined) {
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body);
-    }
-    const response = await fetch(url, init);
-    return { response, payload: parseJSON(await response.text()) };
-  }
-
   async function submitJSON(form) {
     const button = form.querySelector("button[type=submit]");
     const note = form.querySelector(".actions .progress-text");
@@ -137,11 +166,23 @@
     clearError(form);
     button.disabled = true;
     if (note) note.textContent = "Sending…";
+    // data-method: POST (the default), PATCH, or DELETE (no body); data-redirect: where to go
+    // after, "{id}" the answer's id, blank for this page again.
+    const method = (form.dataset.method || "POST").toUpperCase();
+    const init = { method, headers: { Accept: "application/json" } };
+    if (method !== "DELETE") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(formJSON(form));
+    }
     try {
-      const { response, payload } = await sendJSON(form.dataset.method || "POST", form.getAttribute("action"), formJSON(form));
-      if (response.ok && payload && payload.id !== undefined) {
+      const response = await fetch(form.getAttribute("action"), init);
+      const payload = parseJSON(await response.text());
+      const redirect = form.dataset.redirect || "";
+      const needsId = redirect.includes("{id}");
+      if (response.ok && (!needsId || (payload && payload.id !== undefined))) {
         if (note) note.textContent = "Done; opening…";
-        window.location.assign(form.dataset.redirect.replace("{id}", payload.id));
+        if (redirect) window.location.assign(needsId ? redirect.replace("{id}", payload.id) : redirect);
+        else window.location.reload();
         return;
       }
       showError(form, response.status, payload);
@@ -664,9 +705,54 @@
 
     el.cancel.addEventListener("click", async () => {
       el.cancel.disabled = true;
-      const { response } = await sendJSON("POST", el.cancel.dataset.url);
+      const response = await fetch(el.cancel.dataset.url, { method: "POST", headers: { Accept: "application/json" } });
       if (response.ok) { el.cancel.hidden = true; el.note.hidden = false; } else { el.cancel.disabled = false; }
     });
+    tick();
+  }
+
+  // ---------------------------------------------------------------- live cross-validation
+
+  // A cross-validation's page while its folds run: the study's JSON is polled and the folds
+  // done, the progress and each fold's status are updated in place; once no fold is active
+  // the page is loaded again, with the curve.
+  function setupCVLive(section) {
+    const setup = JSON.parse(document.getElementById(section.dataset.cvLive).textContent);
+    const badge = (status) => `<span class="badge status-${status}">${status}</span>`;
+    const el = {
+      done: section.querySelector(".folds-done"),
+      bar: section.querySelector(".progress .bar"),
+      progress: section.querySelector(".progress"),
+      pct: section.querySelector(".pct"),
+      status: document.getElementById("cv-status"),
+    };
+
+    function draw(study) {
+      const work = study.folds.reduce((sum, f) => sum + (f.status === "done" ? 1 : f.progress), 0);
+      const pct = Math.round((100 * work) / study.folds_total);
+      el.done.textContent = String(study.folds_done);
+      el.bar.style.width = `${pct}%`;
+      el.progress.setAttribute("aria-valuenow", String(pct));
+      el.pct.textContent = `${pct}%`;
+      if (el.status) el.status.innerHTML = badge(study.status);
+      study.folds.forEach((f) => {
+        const chip = section.querySelector(`[data-fold="${f.fold}"] .badge`);
+        if (chip) chip.outerHTML = badge(f.status);
+      });
+    }
+
+    async function poll() {
+      const response = await fetch(setup.url, { headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(`cross-validation: ${response.status}`);
+      const study = await response.json();
+      draw(study);
+      if (study.status !== "queued" && study.status !== "running") { window.location.reload(); return; }
+      setTimeout(tick, LIVE_POLL_MS);
+    }
+
+    function tick() {
+      poll().catch(() => setTimeout(tick, 3 * LIVE_POLL_MS));
+    }
     tick();
   }
 
@@ -729,7 +815,8 @@
         params: "nu" in changes ? { ...run.params, nu: changes.nu } : run.params,
         seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
       };
-      const { response, payload: created } = await sendJSON("POST", "/api/runs", body);
+      const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+      const created = await response.json();
       if (!response.ok) throw new Error((created.detail && (created.detail[0]?.msg || created.detail)) || response.status);
       window.location.assign(`/teach/${created.id}?step=0`);
     } catch (err) {
@@ -738,107 +825,57 @@
     }
   }
 
-  // ---------------------------------------------------------------- delete with confirmation
-
-  // A button with data-delete="<API URL>" opens the page's confirmation dialog, which names
-  // what will go (data-text); on confirm the DELETE is sent and the page follows data-after:
-  // "table" refreshes the runs table, any other value is the address to go to.
-  function askDelete(button) {
-    const dialog = document.getElementById("confirm-delete");
-    if (!dialog) return;
-    dialog.querySelector(".confirm-text").textContent = `Delete ${button.dataset.text}?`;
-    const box = dialog.querySelector(".form-error");
-    box.hidden = true;
-    const go = dialog.querySelector(".confirm-go");
-    go.disabled = false;
-    go.onclick = async () => {
-      go.disabled = true;
-      try {
-        const { response, payload } = await sendJSON("DELETE", button.dataset.delete);
-        if (!response.ok) { go.disabled = false; showError(dialog.querySelector("form"), response.status, payload); return; }
-        dialog.close();
-        const run = button.dataset.delete.match(/\/api\/runs\/(\d+)$/);
-        if (run) ticked.delete(Number(run[1]));  // a deleted run cannot be compared
-        if (button.dataset.after === "table") refreshRunsTable();
-        else window.location.assign(button.dataset.after);
-      } catch (err) {
-        go.disabled = false;
-        showError(dialog.querySelector("form"), 0, { detail: "the server could not be reached: " + err.message });
-      }
-    };
-    dialog.showModal();
-  }
-
-  function refreshRunsTable() {
-    const table = document.getElementById("runs-table");
-    if (!table || !window.htmx) { window.location.reload(); return; }
-    window.htmx.ajax("GET", window.location.pathname + window.location.search, { target: "#runs-table", swap: "outerHTML" });
-  }
-
-  // ---------------------------------------------------------------- compare ticked runs
-
-  // Compare is enabled only when the ticked runs (two or more) share one data set; the
-  // server checks the same and says so otherwise. Ticks are kept while the table is sorted,
-  // filtered or paged (HTMX swaps it), so runs can be picked from several views.
-  const ticked = new Map();
-
-  function tickedRuns() {
-    return [...ticked.values()];
-  }
-
-  function tick(box) {
-    const id = Number(box.dataset.run);
-    if (box.checked) ticked.set(id, { id, dataset: Number(box.dataset.dataset), name: box.dataset.datasetName });
-    else ticked.delete(id);
-  }
-
-  function restoreTicks(table) {
-    table.querySelectorAll("input.tick").forEach((box) => { box.checked = ticked.has(Number(box.dataset.run)); });
-    updateCompare(table);
-  }
-
-  function updateCompare(table) {
-    const runs = tickedRuns();
-    const button = table.querySelector(".compare-go");
-    const note = table.querySelector(".compare-note");
-    const sets = [...new Set(runs.map((r) => r.dataset))];
-    button.disabled = !(runs.length >= 2 && sets.length === 1);
-    if (runs.length < 2) note.textContent = runs.length ? "Tick at least one more run of the same data set." : "Tick two or more runs of one data set.";
-    else if (sets.length > 1) note.textContent = `The ticked runs are on ${sets.length} data sets (${[...new Set(runs.map((r) => r.name))].join(", ")}): a comparison holds runs of one data set.`;
-    else note.textContent = `${runs.length} runs of ${runs[0].name} ticked (${runs.map((r) => `#${r.id}`).join(", ")}).`;
-  }
-
-  async function compareTicked(table) {
-    const runs = tickedRuns();
-    const button = table.querySelector(".compare-go");
-    const box = table.querySelector(".compare-error");
-    box.hidden = true;
-    button.disabled = true;
-    try {
-      const body = { dataset_id: runs[0].dataset, run_ids: runs.map((r) => r.id), name: table.querySelector(".compare-name").value.trim() };
-      const { response, payload } = await sendJSON("POST", "/api/comparisons", body);
-      if (response.ok && payload) { window.location.assign(`/comparisons/${payload.id}`); return; }
-      showError(table, response.status, payload);
-    } catch (err) {
-      showError(table, 0, { detail: "the server could not be reached: " + err.message });
-    }
-    updateCompare(table);
-  }
-
   // ---------------------------------------------------------------- forms after Back
 
   // Back to a page whose form the browser restored: the algorithm list may show another
   // algorithm than the parameter panel (loaded for the first one) was built for. Reload the
   // panel for what the controls now say, so the form never sends one algorithm's parameters
   // with another.
+  // The cross-validation form's panel ("cv-") is kept in step the same way.
   function resyncRunForm() {
-    const select = document.getElementById("run-algorithm");
-    const panel = document.querySelector("#run-params [data-algorithm]");
-    if (!select || !panel || !window.htmx) return;
-    const objective = document.getElementById("run-objective");
-    const stale = panel.dataset.algorithm !== select.value
-      || (objective && panel.dataset.objective !== objective.value);
-    if (stale) window.htmx.trigger(select, "change");
+    ["run", "cv"].forEach((form) => {
+      const select = document.getElementById(`${form}-algorithm`);
+      const panel = document.querySelector(`#${form}-params [data-algorithm]`);
+      if (!select || !panel || !window.htmx) return;
+      const objective = document.getElementById(`${form}-objective`);
+      const stale = panel.dataset.algorithm !== select.value
+        || (objective && panel.dataset.objective !== objective.value);
+      if (stale) window.htmx.trigger(select, "change");
+    });
+  }
+
+  // ---------------------------------------------------------------- runs table, deletions
+
+  function tickedRuns() {
+    return [...document.querySelectorAll("#runs-table input.tick:checked")];
+  }
+
+  // Compare is offered only for two or more ticked runs of one data set (the API refuses
+  // others too, saying why).
+  function updateCompareBar() {
+    const form = document.getElementById("compare-ticked");
+    if (!form) return;
+    const ticked = tickedRuns();
+    const datasets = new Set(ticked.map((box) => box.dataset.dataset));
+    const note = form.querySelector(".tick-note");
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = !(ticked.length >= 2 && datasets.size === 1);
+    if (datasets.size > 1) note.textContent = `The ticked runs are on ${datasets.size} data sets: tick runs of one data set to compare them.`;
+    else if (ticked.length === 1) note.textContent = "1 run ticked: tick at least one more of the same data set.";
+    else if (ticked.length) note.textContent = `${ticked.length} runs of one data set ticked.`;
+    else note.textContent = "Tick two or more runs of one data set to compare them.";
+  }
+
+  // A button with data-delete opens the page's confirmation dialog, which names what goes.
+  function openDeleteDialog(button) {
+    const dialog = document.getElementById("confirm-delete");
+    if (!dialog) return;
+    const form = dialog.querySelector("form");
+    form.setAttribute("action", button.dataset.delete);
+    form.dataset.redirect = button.dataset.after || "";
+    dialog.querySelector(".confirm-text").textContent = button.dataset.confirm;
+    clearError(form);
+    dialog.showModal();
   }
 
   // ---------------------------------------------------------------- wiring
@@ -858,30 +895,22 @@
       });
     });
     document.querySelectorAll("[data-live]").forEach(setupLive);
-    document.body.addEventListener("htmx:afterSettle", () => {
-      renderFigures(document);
-      const table = document.querySelector("[data-compare]");
-      if (table) restoreTicks(table);
-    });
+    document.querySelectorAll("[data-cv-live]").forEach(setupCVLive);
+    document.body.addEventListener("htmx:afterSettle", () => renderFigures(document));
     window.addEventListener("pageshow", resyncRunForm);
     document.addEventListener("click", (e) => {
       const button = e.target.closest("[data-rerun]");
       if (button) rerunWithScores(button);
-      const remove = e.target.closest("[data-delete]");
-      if (remove) askDelete(remove);
-      const compare = e.target.closest(".compare-go");
-      if (compare) compareTicked(compare.closest("[data-compare]"));
+      const del = e.target.closest("[data-delete]");
+      if (del) openDeleteDialog(del);
+      const close = e.target.closest("[data-act=close-dialog]");
+      if (close) close.closest("dialog").close();
     });
     document.addEventListener("change", (e) => {
-      if (e.target.matches("input.tick")) { tick(e.target); updateCompare(e.target.closest("[data-compare]")); }
+      if (e.target.matches("#runs-table input.tick")) updateCompareBar();
     });
-    // Enter in the comparison's name compares (the search input's Enter is HTMX's "search").
-    document.addEventListener("keydown", (e) => {
-      if (e.key !== "Enter" || !e.target.matches(".compare-name")) return;
-      e.preventDefault();
-      const go = e.target.closest("[data-compare]").querySelector(".compare-go");
-      if (!go.disabled) go.click();
-    });
+    document.body.addEventListener("htmx:afterSettle", updateCompareBar);
+    updateCompareBar();
     if (document.getElementById("teach-panel")) {
       document.addEventListener("keydown", teachKey);
       // Back and Forward: show the step the address now names (entries made by the keys,

@@ -3,6 +3,7 @@ run and waiting for it. (``tests`` is on pytest's ``pythonpath``.)"""
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,12 @@ FAST_JOBS: dict[str, Any] = {
     "trace_batch_seconds": 0.1,
 }
 FINAL = ("done", "failed", "cancelled")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:

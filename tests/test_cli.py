@@ -184,14 +184,16 @@ def test_the_progress_bar_follows_the_recorder() -> None:
     assert quiet.getvalue() == ""
 
 
-def test_worker_says_what_it_needs() -> None:
-    import app.__main__ as entry
-
-    if callable(getattr(entry, "worker", None)):
-        pytest.skip("this version of the app has a worker: foba-lab worker runs it")
-    out = foba_lab("worker")
+def test_worker_says_what_it_needs(tmp_path) -> None:
+    # The worker serves the distributed backend only, on PostgreSQL; the full run through
+    # worker processes is tests/app/test_jobs_distributed.py.
+    env = {"DATA_DIR": str(tmp_path), "DATABASE_URL": "", "JOB_BACKEND": "inprocess"}
+    out = foba_lab("worker", env=env)
     assert out.returncode == 2
-    assert "needs JOB_BACKEND=procrastinate (not available in this version)" in out.stderr
+    assert "a worker serves JOB_BACKEND=procrastinate" in out.stderr
+    out = foba_lab("worker", env={**env, "JOB_BACKEND": "procrastinate"})
+    assert out.returncode == 2
+    assert "JOB_BACKEND=procrastinate needs PostgreSQL" in out.stderr
 
 
 def test_serve_runs_the_app(tmp_path) -> None:

@@ -3,6 +3,11 @@
 Workers claim queued runs from the database themselves (see ``lease``); the queue between the
 web process and the workers only wakes idle workers early. The supervisor thread replaces
 workers that died and requeues runs whose heartbeat went stale.
+
+While the database is unavailable (a lock held elsewhere, a restart) no worker can beat, so
+every heartbeat looks stale: the supervisor does not wait for such a lock (a short busy
+timeout of its own) and, once it could not reach the database, waits a whole stale period
+before judging heartbeats again, so that the workers' retried beats get through first.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import queue
 import signal
 import socket
 import threading
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
@@ -22,15 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlmodel import Session
 
-from ..config import Settings
+from ..config import Settings, StorageKind
 from ..db import make_db
+from ..storage import ArrayStore, make_store, owner_only_files
 from . import lease
 from .tasks import JobContext, run_job
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE_SECONDS = 10.0  # a stopping worker ends its engine call at the next event
+REAPER_WAIT_SECONDS = 0.2  # the supervisor's busy timeout: it tries again next round
 WORKER_NICENESS = 10
 
 
@@ -39,6 +49,8 @@ class WorkerConfig:
     """What a worker process needs (picklable: it crosses the spawn boundary)."""
 
     database_url: str
+    busy_timeout_seconds: float
+    storage: StorageKind
     data_dir: Path
     poll_seconds: float
     heartbeat_seconds: float
@@ -49,6 +61,8 @@ class WorkerConfig:
     def of(cls, settings: Settings) -> WorkerConfig:
         return cls(
             database_url=settings.database_url,
+            busy_timeout_seconds=settings.sqlite_busy_timeout_seconds,
+            storage=settings.storage,
             data_dir=settings.data_dir,
             poll_seconds=settings.poll_seconds,
             heartbeat_seconds=settings.heartbeat_seconds,
@@ -65,7 +79,9 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
     # Ctrl+C reaches the whole process group; the supervisor decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
-    db = make_db(config.database_url)
+    owner_only_files()
+    db = make_db(config.database_url, config.busy_timeout_seconds)
+    store = make_store(config.storage, config.data_dir, db)
     name = f"{socket.gethostname()}:{os.getpid()}"
     parent = os.getppid()
     try:
@@ -75,7 +91,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
                 if held is None:
                     _wait(wake, config.poll_seconds)
                     continue
-                run_job(held.run_id, _context(config, db, held, stop))
+                run_job(held.run_id, _context(config, db, store, held, stop))
             except Exception:  # the run's heartbeat stops with it, so it will be requeued
                 log.exception("worker %s: job failed outside the run", name)
                 _wait(wake, config.poll_seconds)
@@ -83,10 +99,12 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
         db.dispose()
 
 
-def _context(config: WorkerConfig, db: Engine, held: lease.Claim, stop: Event) -> JobContext:
+def _context(
+    config: WorkerConfig, db: Engine, store: ArrayStore, held: lease.Claim, stop: Event
+) -> JobContext:
     return JobContext(
         db=db,
-        data_dir=config.data_dir,
+        store=store,
         claim=held,
         batch_events=config.batch_events,
         batch_seconds=config.batch_seconds,
@@ -106,6 +124,9 @@ class InProcessBackend:
     def __init__(self, settings: Settings, db: Engine) -> None:
         self.settings = settings
         self.db = db
+        wait = min(REAPER_WAIT_SECONDS, settings.sqlite_busy_timeout_seconds)
+        self._reaper_db = make_db(settings.database_url, busy_timeout_seconds=wait)
+        self._judge_after = 0.0  # monotonic time before which heartbeats are not judged
         self._mp = mp.get_context("spawn")  # fork would copy the web process's threads and locks
         self._wake: Queue = self._mp.Queue()
         self._stop = self._mp.Event()
@@ -118,6 +139,9 @@ class InProcessBackend:
         self._workers = [self._spawn() for _ in range(self.settings.workers)]
         self._supervisor = threading.Thread(target=self._supervise, name="job-supervisor")
         self._supervisor.start()
+
+    def enqueue(self, session: Session, run_ids: Sequence[int]) -> None:
+        pass  # the queued rows are the queue: workers claim them from the runs table
 
     def submit(self, run_id: int) -> None:
         if self._workers:  # nobody would read the hint on an API-only node
@@ -138,6 +162,7 @@ class InProcessBackend:
                 process.join()
         self._wake.cancel_join_thread()
         self._wake.close()
+        self._reaper_db.dispose()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -178,12 +203,15 @@ class InProcessBackend:
                 self._workers[i] = self._spawn()
 
     def _reap(self) -> None:
+        if time.monotonic() < self._judge_after:
+            return
         try:
             requeued = lease.requeue_stale(
-                self.db, self.settings.stale_after_seconds, self.settings.max_attempts
+                self._reaper_db, self.settings.stale_after_seconds, self.settings.max_attempts
             )
-        except Exception:  # a busy database: the next round tries again
-            log.exception("requeueing stale runs failed")
+        except Exception:  # a busy database: let the workers beat again first
+            log.warning("requeueing stale runs failed; the database is busy", exc_info=True)
+            self._judge_after = time.monotonic() + self.settings.stale_after_seconds
             return
         for _ in range(requeued if self._workers else 0):
             self._wake.put(None)

@@ -9,7 +9,14 @@
   it learns from the row count (``LeaseLost``) and stops.
 * ``requeue_stale``: a running run whose heartbeat is older than ``stale_after`` seconds has
   lost its worker: back to queued, or failed once it has used up ``max_attempts``, or
-  cancelled when that had been asked for.
+  cancelled when that had been asked for (the in-process backend's liveness check).
+* ``take_over``: the same recovery for one run whose job a queue handed to a new worker
+  because the old one died (the distributed backend, whose liveness is the queue's).
+
+Every write is one short transaction, retried with backoff while the database is transiently
+unavailable (``app.transient``): a lock held elsewhere delays a run, it never fails one. A
+run's error is cleaned here, where it is stored (``run_errors.scrub``): no SQL, tokens or
+paths reach its user.
 """
 
 from __future__ import annotations
@@ -20,9 +27,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import Run, RunStatus, TraceEvent, utcnow
+from ..transient import retried
+from .run_errors import scrub
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,7 @@ class LeaseLost(Exception):
     """The run is no longer held by this claim (requeued after a stale heartbeat)."""
 
 
+@retried
 def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
     """Take the queued run ``run_id``; None when it is not queued (any more)."""
     token = uuid.uuid4().hex
@@ -64,10 +75,7 @@ def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
 def claim_next(db: Engine, worker: str) -> Claim | None:
     """Take the oldest queued run, if any."""
     while True:
-        with db.connect() as conn:
-            run_id = conn.execute(
-                select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
-            ).scalar()
+        run_id = _oldest_queued(db)
         if run_id is None:
             return None
         taken = claim(db, run_id, worker)
@@ -76,6 +84,15 @@ def claim_next(db: Engine, worker: str) -> Claim | None:
         # Another worker won it, or it was cancelled meanwhile: look again.
 
 
+@retried
+def _oldest_queued(db: Engine) -> int | None:
+    with db.connect() as conn:
+        return conn.execute(
+            select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
+        ).scalar()
+
+
+@retried
 def beat(
     db: Engine,
     held: Claim,
@@ -99,10 +116,19 @@ def beat(
         if row is None:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
         if events:
-            conn.execute(insert(TraceEvent), list(events))
+            _append(conn, events)
     return bool(row.cancel_requested)
 
 
+def _append(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
+    """Insert trace events, skipping steps already stored: a batch whose commit reached the
+    database but whose acknowledgement was lost is sent again with the next one, and only the
+    claim's holder writes (the update above fences it), so a stored step is this very event."""
+    dialect = {"postgresql": postgresql, "sqlite": sqlite}[conn.dialect.name]
+    conn.execute(dialect.insert(TraceEvent).on_conflict_do_nothing(), list(events))
+
+
+@retried
 def finish(
     db: Engine,
     held: Claim,
@@ -117,7 +143,7 @@ def finish(
     values: dict[str, Any] = {
         "status": status,
         "result": result,
-        "error": error,
+        "error": None if error is None else scrub(error),
         "claim_token": None,
         "heartbeat_at": now,
         "finished_at": now,
@@ -131,9 +157,10 @@ def finish(
         if updated == 0:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
         if events:
-            conn.execute(insert(TraceEvent), list(events))
+            _append(conn, events)
 
 
+@retried
 def release(db: Engine, held: Claim) -> None:
     """Give the run back to the queue (the worker is shutting down); its trace goes at the
     next claim."""
@@ -147,29 +174,49 @@ def release(db: Engine, held: Claim) -> None:
 
 def requeue_stale(db: Engine, stale_after: float, max_attempts: int) -> int:
     """Recover the runs of dead workers; return how many went back to the queue."""
-    now = utcnow()
     stale = (Run.status == RunStatus.running) & (
-        Run.heartbeat_at < now - timedelta(seconds=stale_after)
+        Run.heartbeat_at < utcnow() - timedelta(seconds=stale_after)
     )
-    ended = {"claim_token": None, "finished_at": now}
     with db.begin() as conn:
-        conn.execute(
-            update(Run)
-            .where(stale, Run.cancel_requested)
-            .values(status=RunStatus.cancelled, **ended)
+        return _recover(conn, stale, max_attempts)
+
+
+def take_over(db: Engine, run_id: int, worker: str, max_attempts: int) -> Claim | None:
+    """Claim ``run_id`` for a queue that has already decided its last holder is gone.
+
+    The distributed backend's job queue knows when a worker died (its worker heartbeats), and
+    hands the run's job to another worker: a run still ``running`` then belongs to a dead
+    attempt and is recovered as ``requeue_stale`` would (cancelled, failed after
+    ``max_attempts``, or queued), then claimed. None when nothing is left to run.
+    """
+    with db.begin() as conn:
+        abandoned = (Run.id == run_id) & (Run.status == RunStatus.running)
+        _recover(conn, abandoned, max_attempts)
+    return claim(db, run_id, worker)
+
+
+def _recover(conn: Connection, abandoned: ColumnElement[bool], max_attempts: int) -> int:
+    """Runs whose worker is gone: cancelled when that had been asked for, failed once they
+    have used up ``max_attempts``, queued otherwise; return how many were queued."""
+    now = utcnow()
+    ended = {"claim_token": None, "finished_at": now}
+    conn.execute(
+        update(Run)
+        .where(abandoned, Run.cancel_requested)
+        .values(status=RunStatus.cancelled, **ended)
+    )
+    conn.execute(
+        update(Run)
+        .where(abandoned, Run.attempt >= max_attempts)
+        .values(
+            status=RunStatus.failed,
+            error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"
+            " or out of memory?); try a smaller problem",
+            **ended,
         )
-        conn.execute(
-            update(Run)
-            .where(stale, Run.attempt >= max_attempts)
-            .values(
-                status=RunStatus.failed,
-                error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"
-                " or out of memory?); try a smaller problem",
-                **ended,
-            )
-        )
-        return conn.execute(
-            update(Run)
-            .where(stale)
-            .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
-        ).rowcount
+    )
+    return conn.execute(
+        update(Run)
+        .where(abandoned)
+        .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
+    ).rowcount

@@ -3,7 +3,8 @@
 Load the arrays, split, call ``engine.select`` with a recorder that writes the trace in batches
 (with progress and heartbeat) and answers False once the run should stop, then store the
 outcome: done, failed (with the error) or cancelled. A worker being shut down gives its run
-back to the queue instead.
+back to the queue instead, and so does a worker that cannot reach the database for longer
+than its retries last: a transient database error never fails a run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -27,7 +27,9 @@ from engine.trace import SUPPORT_CHANGING, Event
 from .. import run_options, storage
 from ..models import Dataset, Run, RunResult, RunStatus
 from ..services.evaluation import select_run, split_rows, summarise
-from . import lease
+from ..storage import ArrayStore
+from ..transient import is_transient, retried, retry
+from . import cv_fold, lease, run_errors
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ class JobContext:
     """
 
     db: Engine
-    data_dir: Path
+    store: ArrayStore
     claim: lease.Claim
     batch_events: int = 50
     batch_seconds: float = 0.5
@@ -75,6 +77,7 @@ class JobSpec:
     dataset: Dataset
 
     @classmethod
+    @retried
     def load(cls, db: Engine, run_id: int) -> JobSpec:
         with Session(db) as session:
             run = session.get(Run, run_id)
@@ -120,20 +123,22 @@ class TraceWriter:
     ``batch_seconds`` seconds, and tell the engine whether to go on."""
 
     ctx: JobContext
-    meter: ProgressMeter
+    meter: ProgressMeter | cv_fold.FoldMeter
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
+    keep_events: bool = True  # a cross-validation fold stores its errors, not its events
 
     def __call__(self, event: Event) -> bool | str:
         self.meter.observe(event)
-        self.buffer.append(
-            {
-                "run_id": self.ctx.claim.run_id,
-                "step": event.step,
-                "kind": event.kind,
-                "data": event.to_dict(),
-            }
-        )
+        if self.keep_events:
+            self.buffer.append(
+                {
+                    "run_id": self.ctx.claim.run_id,
+                    "step": event.step,
+                    "kind": event.kind,
+                    "data": event.to_dict(),
+                }
+            )
         due = time.monotonic() - self.last_write >= self.ctx.batch_seconds
         if due or len(self.buffer) >= self.ctx.batch_events:
             self.write()
@@ -150,6 +155,14 @@ class TraceWriter:
             )
         except lease.LeaseLost:
             self.ctx.lost = True
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            # The retries ran out (a dropped connection, a long lock): the rows go with the
+            # next batch; the run goes on, and a worker that really lost the database is
+            # found dead by its backend's liveness check.
+            log.warning("trace batch of run %s not written; retried", self.ctx.claim.run_id)
+            self.buffer[:0] = rows
 
     def drain(self) -> list[dict[str, Any]]:
         rows, self.buffer = self.buffer, []
@@ -157,7 +170,7 @@ class TraceWriter:
 
 
 @contextmanager
-def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
+def heartbeat(ctx: JobContext, meter: ProgressMeter | cv_fold.FoldMeter) -> Iterator[None]:
     """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
     stop = threading.Event()
 
@@ -182,16 +195,24 @@ def heartbeat(ctx: JobContext, meter: ProgressMeter) -> Iterator[None]:
 def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     """Run a claimed run to its end; return the status stored (None: the claim was lost)."""
     job = JobSpec.load(ctx.db, run_id)
-    meter = ProgressMeter.for_job(job)
-    writer = TraceWriter(ctx, meter)
-    result: RunResult | None = None
+    fold = cv_fold.FoldSpec.load(ctx.db, job.run, job.dataset) if job.run.cv_id else None
+    meter = cv_fold.FoldMeter.of(fold, ProgressMeter) if fold else ProgressMeter.for_job(job)
+    writer = TraceWriter(ctx, meter, keep_events=fold is None)
+    result: RunResult | dict[str, Any] | None = None
     error: str | None = None
     with heartbeat(ctx, meter):
         try:
-            result, stopped = _select(job, writer)
+            if fold is not None:
+                result, stopped = cv_fold.run_fold(fold, ctx.store, writer)
+            else:
+                result, stopped = _select(job, writer)
         except Exception as exc:  # any failure is the run's outcome, reported to its user
-            log.info("run %s failed", run_id, exc_info=True)
-            error = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            if is_transient(exc):  # not the run's fault: it runs again (see the docstring)
+                log.warning("run %s: the database stayed unavailable; run given up", run_id)
+                ctx.lost = True
+            else:
+                log.info("run %s failed", run_id, exc_info=True)
+            error = run_errors.describe(exc)
             stopped = False
     if ctx.lost:
         return None
@@ -204,7 +225,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
             ctx.db,
             ctx.claim,
             status,
-            result=result.model_dump() if result else None,
+            result=result.model_dump() if isinstance(result, RunResult) else result,
             error=error,
             events=writer.drain(),
         )
@@ -216,7 +237,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
 def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     """Run the engine; return the summary and whether the recorder stopped it early."""
     run, dataset = job.run, job.dataset
-    arrays = storage.load_arrays(writer.ctx.data_dir, dataset.file)
+    arrays = retry(lambda: writer.ctx.store.load(dataset.file))  # a database store may be busy
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)
     result = select_run(run, dataset, X[train], y[train], recorder=writer)

@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
 
-from ..deps import SessionDep, SettingsDep, UploadGateDep
-from ..edits import DatasetPatch
+from ..deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
 from ..models import (
     DatasetGenerate,
     DatasetPreview,
@@ -17,13 +16,20 @@ from ..models import (
     Message,
     UploadOptions,
 )
+from ..models_edit import DatasetUpdate
 from ..services import datasets
 from ..services.upload_words import Words
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
-Offset = Annotated[int, Query(ge=0)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+READ = {
+    404: {"model": Message},
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost; upload it again.",
+    },
+}
 
 
 class UploadForm(UploadOptions):
@@ -52,6 +58,7 @@ def list_datasets(session: SessionDep, offset: Offset = 0, limit: Limit = 100):
 )
 def upload_dataset(
     session: SessionDep,
+    store: StoreDep,
     settings: SettingsDep,
     gate: UploadGateDep,
     form: Annotated[UploadForm, Form(media_type="multipart/form-data")],
@@ -64,10 +71,10 @@ def upload_dataset(
     words = Words(form=wording == "form")
     file = form.file
     dataset = datasets.create_from_upload(
-        session, settings, file.file, file.filename, form, gate, words
+        session, store, settings, file.file, file.filename, form, gate, words
     )
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
-    return datasets.describe(settings.data_dir, dataset)
+    return datasets.describe(store, dataset)
 
 
 @router.post(
@@ -77,38 +84,40 @@ def upload_dataset(
     responses={422: {"description": "Invalid parameters, or more cells than MAX_CELLS."}},
 )
 def generate_dataset(
-    session: SessionDep, settings: SettingsDep, body: DatasetGenerate, response: Response
+    session: SessionDep,
+    store: StoreDep,
+    settings: SettingsDep,
+    body: DatasetGenerate,
+    response: Response,
 ):
     """Generate a data set with one of the engine's generators (see GET /api/generators)."""
-    dataset = datasets.create_generated(session, settings.data_dir, body, settings.max_cells)
+    dataset = datasets.create_generated(session, store, body, settings.max_cells)
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
-    return datasets.describe(settings.data_dir, dataset)
+    return datasets.describe(store, dataset)
 
 
-@router.get("/{dataset_id}", response_model=DatasetPublic, responses={404: {"model": Message}})
-def get_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int):
-    return datasets.describe(settings.data_dir, datasets.get_dataset(session, dataset_id))
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
+    return datasets.describe(store, datasets.get_dataset(session, dataset_id))
 
 
-@router.get(
-    "/{dataset_id}/preview", response_model=DatasetPreview, responses={404: {"model": Message}}
-)
+@router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)
 def preview_dataset(
     session: SessionDep,
-    settings: SettingsDep,
-    dataset_id: int,
+    store: StoreDep,
+    dataset_id: Id,
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ):
+    """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
     dataset = datasets.get_dataset(session, dataset_id)
-    return datasets.preview(settings.data_dir, dataset, offset, limit)
+    return datasets.preview(store, dataset, offset, limit)
 
 
-@router.patch("/{dataset_id}", response_model=DatasetPublic, responses={404: {"model": Message}})
-def update_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int, body: DatasetPatch):
-    """Rename a data set or change its description."""
-    dataset = datasets.update_dataset(session, dataset_id, body)
-    return datasets.describe(settings.data_dir, dataset)
+@router.patch("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def update_dataset(session: SessionDep, store: StoreDep, dataset_id: Id, body: DatasetUpdate):
+    """Rename a data set or change its description; fields left out stay as they are."""
+    return datasets.describe(store, datasets.update_dataset(session, dataset_id, body))
 
 
 @router.delete(
@@ -116,6 +125,7 @@ def update_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int, 
     status_code=204,
     responses={404: {"model": Message}, 409: {"model": Message}},
 )
-def delete_dataset(session: SessionDep, settings: SettingsDep, dataset_id: int) -> None:
-    """Delete a data set with its finished runs; refused while a run uses it."""
-    datasets.delete_dataset(session, settings.data_dir, dataset_id)
+def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: Id) -> None:
+    """Delete a data set with its runs (and their traces), comparisons and cross-validations;
+    refused (409) while a run on it is queued or running."""
+    datasets.delete_dataset(session, store, dataset_id)

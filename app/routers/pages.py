@@ -1,4 +1,4 @@
-"""HTML pages (Jinja2 + HTMX): home, data set, run, comparison and the teaching mode.
+"""HTML pages (Jinja2 + HTMX): home, data set, runs, run, comparison and the teaching mode.
 
 Each route asks its page's module in ``services.views`` for the view model and renders it with
 ``rendering.render`` (the whole page, or the fragment HTMX asked for). Forms post to the JSON
@@ -11,15 +11,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from ..deps import BackendDep, SessionDep, SettingsDep
+from ..deps import BackendDep, Id, SessionDep, StoreDep
 from ..services import datasets as dataset_service
 from ..services import lessons
 from ..services.views import compare as compare_view
+from ..services.views import cv as cv_view
 from ..services.views import home as home_view
 from ..services.views import run as run_view
-from ..services.views import runs as runs_view
+from ..services.views import runs_table
 from ..services.views import teach as teach_view
-from .rendering import PageRoute, render
+from .rendering import PageRoute, is_htmx, render
 
 router = APIRouter(
     route_class=PageRoute, include_in_schema=False, default_response_class=HTMLResponse
@@ -44,12 +45,13 @@ def generator_params(request: Request, generator: str) -> Response:
 def dataset_page(
     request: Request,
     session: SessionDep,
-    settings: SettingsDep,
-    dataset_id: int,
+    store: StoreDep,
+    dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
 ) -> Response:
-    context = home_view.dataset_page(session, settings.data_dir, dataset_id, algorithm, objective)
+    context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
+    context.update(cv_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
 
 
@@ -57,7 +59,7 @@ def dataset_page(
 def run_params(
     request: Request,
     session: SessionDep,
-    dataset_id: int,
+    dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
     k: str | None = None,
@@ -67,42 +69,67 @@ def run_params(
     return render(request, "partials/run_params.html", context)
 
 
+@router.get("/datasets/{dataset_id}/cv-params")
+def cv_params(
+    request: Request,
+    session: SessionDep,
+    dataset_id: Id,
+    algorithm: str | None = None,
+    objective: str | None = None,
+) -> Response:
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    context = {"cv": cv_view.cv_form(dataset, algorithm, objective)}
+    return render(request, "partials/cv_params.html", context)
+
+
 # --------------------------------------------------------------------------- runs
 
 
 @router.get("/runs")
-def runs_table(request: Request, session: SessionDep) -> Response:
-    """Every run: filters, sort and page in the query string (a URL to share); HTMX asks for
-    the table alone."""
-    context = runs_view.runs_table(session, dict(request.query_params))
-    return render(
-        request, "runs.html", context, fragment="partials/runs_table.html", target="runs-table"
-    )
+def runs_page(request: Request, session: SessionDep) -> Response:
+    """Every run, filtered, sorted and paged by the query parameters (a URL to share); HTMX
+    asks for the table alone when a filter, a heading or a page link changes it."""
+    query = runs_table.TableQuery.parse(dict(request.query_params))
+    if is_htmx(request, "runs-table"):
+        context = runs_table.table(session, query)
+        response = render(request, "partials/runs_table.html", context)
+        response.headers["HX-Push-Url"] = context["q"].url()  # without the blank filters
+        return response
+    return render(request, "runs.html", runs_table.page(session, query))
 
 
 @router.get("/runs/{run_id}")
-def run_page(request: Request, session: SessionDep, run_id: int) -> Response:
+def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
     """The run; while it runs, the browser follows its trace through the API."""
     return render(request, "run.html", run_view.run_page(session, run_id))
 
 
 @router.get("/runs/{run_id}/figures")
-def run_figures(session: SessionDep, settings: SettingsDep, run_id: int) -> Response:
+def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
-    return JSONResponse(run_view.run_figures(session, settings.data_dir, run_id))
+    return JSONResponse(run_view.run_figures(session, store, run_id))
+
+
+# --------------------------------------------------------------------------- cross-validation
+
+
+@router.get("/cv/{cv_id}")
+def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
+    """Folds done while they run (the browser polls the study's JSON), then the curve."""
+    return render(request, "cv.html", cv_view.cv_page(session, cv_id))
 
 
 # --------------------------------------------------------------------------- comparisons
 
 
 @router.get("/comparisons/{comparison_id}")
-def comparison_page(request: Request, session: SessionDep, comparison_id: int) -> Response:
+def comparison_page(request: Request, session: SessionDep, comparison_id: Id) -> Response:
     context = compare_view.comparison_page(session, comparison_id)
     return render(request, "comparison.html", context)
 
 
 @router.get("/comparisons/{comparison_id}/live")
-def comparison_live(request: Request, session: SessionDep, comparison_id: int) -> Response:
+def comparison_live(request: Request, session: SessionDep, comparison_id: Id) -> Response:
     context = compare_view.comparison_page(session, comparison_id)
     response = render(request, "partials/comparison_runs.html", context)
     if not context["live"]:
@@ -112,10 +139,10 @@ def comparison_live(request: Request, session: SessionDep, comparison_id: int) -
 
 @router.get("/comparisons/{comparison_id}/by-k")
 def comparison_by_k(
-    request: Request, session: SessionDep, settings: SettingsDep, comparison_id: int
+    request: Request, session: SessionDep, store: StoreDep, comparison_id: Id
 ) -> Response:
     """Loaded after the page: objective and test error against k."""
-    context = compare_view.comparison_by_k(session, settings.data_dir, comparison_id)
+    context = compare_view.comparison_by_k(session, store, comparison_id)
     return render(request, "partials/comparison_by_k.html", context)
 
 
@@ -137,10 +164,8 @@ def teach_index(request: Request, session: SessionDep) -> Response:
 
 
 @router.post("/teach/lessons/{key}")
-def start_lesson(
-    session: SessionDep, backend: BackendDep, settings: SettingsDep, key: str
-) -> Response:
-    lessons.start(session, backend, settings.data_dir, teach_view.lesson(key))
+def start_lesson(session: SessionDep, backend: BackendDep, store: StoreDep, key: str) -> Response:
+    lessons.start(session, backend, store, teach_view.lesson(key))
     return RedirectResponse(f"/teach/lessons/{key}", status_code=303)
 
 
@@ -154,8 +179,8 @@ def lesson_page(request: Request, session: SessionDep, key: str) -> Response:
 def teach_page(
     request: Request,
     session: SessionDep,
-    settings: SettingsDep,
-    run_id: int,
+    store: StoreDep,
+    run_id: Id,
     step: str = "0",
     play: bool = False,
     k: str | None = None,
@@ -163,7 +188,7 @@ def teach_page(
 ) -> Response:
     """One decision of a run (``step`` is the event's step number); ``k`` and ``nu`` recompute
     the run at once with them (small problems)."""
-    context = teach_view.teach_page(session, settings.data_dir, run_id, step, play, k, nu)
+    context = teach_view.teach_page(session, store, run_id, step, play, k, nu)
     return render(
         request,
         "teach.html",

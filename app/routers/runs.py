@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from ..deps import BackendDep, SessionDep, SettingsDep
-from ..edits import RunPatch
+from ..deps import BackendDep, Id, Offset, SessionDep, StoreDep
 from ..models import (
+    MAX_ID,
     ComparisonCreate,
     ComparisonPublic,
     Message,
@@ -18,7 +18,8 @@ from ..models import (
     RunStatus,
     TracePage,
 )
-from ..services import datasets, export, runs
+from ..models_edit import ComparisonFromRuns, RunUpdate
+from ..services import datasets, export, run_edits, runs
 
 router = APIRouter(tags=["runs"])
 
@@ -32,19 +33,25 @@ IdempotencyKey = Annotated[
     ),
 ]
 NOT_FOUND = {404: {"model": Message}}
+SUBMIT = {
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost (a test split reads them).",
+    }
+}
 
 
-@router.post("/runs", status_code=202, response_model=RunPublic)
+@router.post("/runs", status_code=202, response_model=RunPublic, responses=SUBMIT)
 def submit_run(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: RunCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
     """Queue a run; poll its URL (or its trace) until the status is final."""
-    run = runs.submit_run(session, backend, settings.data_dir, body, idempotency_key)
+    run = runs.submit_run(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunPublic.of(run)
 
@@ -52,9 +59,9 @@ def submit_run(
 @router.get("/runs", response_model=list[RunPublic])
 def list_runs(
     session: SessionDep,
-    dataset_id: int | None = None,
+    dataset_id: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
     status: RunStatus | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ):
     """Newest first."""
@@ -62,24 +69,21 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
-def get_run(session: SessionDep, run_id: int):
+def get_run(session: SessionDep, run_id: Id):
     return RunPublic.of(runs.get_run(session, run_id))
 
 
-@router.get("/runs/{run_id}/trace", response_model=TracePage, responses=NOT_FOUND)
-def get_trace(
-    session: SessionDep,
-    run_id: int,
-    after: Annotated[int, Query(ge=-1, description="Return the events with step > after.")] = -1,
-    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
-):
-    return runs.read_trace(session, run_id, after, limit)
-
-
-@router.patch("/runs/{run_id}", response_model=RunPublic, responses=NOT_FOUND)
-def update_run(session: SessionDep, run_id: int, body: RunPatch):
-    """Rename a run, or set its notes or tags (the fields given; the others stay)."""
-    return RunPublic.of(runs.update_run(session, run_id, body))
+@router.patch(
+    "/runs/{run_id}",
+    response_model=RunPublic,
+    responses={
+        **NOT_FOUND,
+        409: {"model": Message, "description": "A fold of a cross-validation."},
+    },
+)
+def update_run(session: SessionDep, run_id: Id, body: RunUpdate):
+    """Rename a run, or set its notes or tags; fields left out stay as they are."""
+    return RunPublic.of(run_edits.update_run(session, run_id, body))
 
 
 @router.delete(
@@ -87,13 +91,30 @@ def update_run(session: SessionDep, run_id: int, body: RunPatch):
     status_code=204,
     responses={
         **NOT_FOUND,
-        409: {"model": Message, "description": "The run is queued or running."},
+        409: {
+            "model": Message,
+            "description": "The run is queued or running (cancel it first), or is a fold.",
+        },
     },
 )
-def delete_run(session: SessionDep, run_id: int) -> None:
-    """Delete a run with its trace. A queued or running run is refused (409): cancel it
-    first, then delete it once it has stopped."""
-    runs.delete_run(session, run_id)
+def delete_run(session: SessionDep, run_id: Id) -> None:
+    """Delete a finished (done, failed or cancelled) run with its trace. A queued or running
+    run is refused with 409: cancel it first (POST /api/runs/{id}/cancel), then delete it once
+    its status is final, so a worker never writes to a deleted run. The run leaves the
+    comparisons it was in; a comparison left without runs is deleted too."""
+    run_edits.delete_run(session, run_id)
+
+
+@router.get("/runs/{run_id}/trace", response_model=TracePage, responses=NOT_FOUND)
+def get_trace(
+    session: SessionDep,
+    run_id: Id,
+    after: Annotated[
+        int, Query(ge=-1, le=MAX_ID, description="Return the events with step > after.")
+    ] = -1,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
+):
+    return runs.read_trace(session, run_id, after, limit)
 
 
 @router.post(
@@ -105,7 +126,7 @@ def delete_run(session: SessionDep, run_id: int) -> None:
         409: {"model": Message, "description": "The run already finished."},
     },
 )
-def cancel_run(session: SessionDep, run_id: int, response: Response):
+def cancel_run(session: SessionDep, run_id: Id, response: Response):
     run = runs.cancel_run(session, run_id)
     if run.status == RunStatus.running:
         response.status_code = 202
@@ -117,15 +138,16 @@ def cancel_run(session: SessionDep, run_id: int, response: Response):
     responses={
         **NOT_FOUND,
         200: {"content": {"text/csv": {}, "application/json": {}}},
-        409: {"model": Message, "description": "The run has no result yet."},
+        409: {
+            "model": Message,
+            "description": "The run has no result yet, or is a fold of a cross-validation.",
+        },
     },
 )
-def export_run(
-    session: SessionDep, run_id: int, format: Literal["csv", "json"] = "csv"
-) -> Response:
+def export_run(session: SessionDep, run_id: Id, format: Literal["csv", "json"] = "csv") -> Response:
     """The selected features and their coefficients, with the run's setting (data, method,
     parameters, seed, split) and metrics, as a download."""
-    run = runs.get_run(session, run_id)
+    run = runs.get_selection_run(session, run_id)
     dataset = datasets.get_dataset(session, run.dataset_id)
     headers = _download(f"run-{run_id}.{format}")
     if format == "json":
@@ -137,24 +159,32 @@ def _download(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
-@router.post("/comparisons", status_code=202, response_model=ComparisonPublic)
+@router.post("/comparisons", status_code=202, response_model=ComparisonPublic, responses=SUBMIT)
 def submit_comparison(
     session: SessionDep,
     backend: BackendDep,
-    settings: SettingsDep,
+    store: StoreDep,
     body: ComparisonCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
 ):
-    """Queue several algorithm configurations on one data set as one comparison (``runs``), or
-    compare runs of one data set that exist already (``run_ids``; nothing is queued)."""
-    comparison = runs.submit_comparison(session, backend, settings.data_dir, body, idempotency_key)
+    """Queue several algorithm configurations on one data set, as one comparison."""
+    comparison = runs.submit_comparison(session, backend, store, body, idempotency_key)
+    response.headers["Location"] = comparison.url
+    return comparison
+
+
+@router.post("/comparisons/from-runs", status_code=201, response_model=ComparisonPublic)
+def compare_runs(session: SessionDep, body: ComparisonFromRuns, response: Response):
+    """A comparison of runs that exist already (two or more, all on one data set); nothing is
+    queued. A run may be in several comparisons."""
+    comparison = run_edits.comparison_from_runs(session, body)
     response.headers["Location"] = comparison.url
     return comparison
 
 
 @router.get("/comparisons/{comparison_id}", response_model=ComparisonPublic, responses=NOT_FOUND)
-def get_comparison(session: SessionDep, comparison_id: int):
+def get_comparison(session: SessionDep, comparison_id: Id):
     return runs.get_comparison(session, comparison_id)
 
 
@@ -163,7 +193,7 @@ def get_comparison(session: SessionDep, comparison_id: int):
     responses={**NOT_FOUND, 200: {"content": {"text/csv": {}, "application/json": {}}}},
 )
 def export_comparison(
-    session: SessionDep, comparison_id: int, format: Literal["csv", "json"] = "csv"
+    session: SessionDep, comparison_id: Id, format: Literal["csv", "json"] = "csv"
 ) -> Response:
     """Every run of the comparison, one row each: setting, metrics, selected features."""
     comparison = runs.get_comparison(session, comparison_id)

@@ -50,17 +50,6 @@ def default_k(dataset: Dataset) -> int:
     return min(5, dataset.n_features)
 
 
-def shape_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | None:
-    """Why the data set's shape rules the algorithm out whatever its parameters, or None (the
-    run form greys such an algorithm out; parameters can be set there)."""
-    if algorithm.requires.more_samples_than_features and dataset.n_samples <= dataset.n_features:
-        return (
-            f"needs more rows than features ({dataset.n_samples} rows, "
-            f"{dataset.n_features} features)"
-        )
-    return None
-
-
 def blocked_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | None:
     """Why the algorithm cannot run with its defaults on this data set (the engine's own check,
     in a few words for a form), or None."""

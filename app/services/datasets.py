@@ -1,8 +1,9 @@
 """Data sets: create (upload, generator, bundled), list, show, preview, delete.
 
-A data set is a row of metadata plus one ``.npz`` file holding X, y, the true coefficients
-when known, and per-column statistics. The file is written first and removed again if the row
-cannot be stored, so a failed request leaves nothing behind.
+A data set is a row of metadata plus arrays in the array store (``app.storage``): X, y, the
+true coefficients when known, and per-column statistics. Row and arrays are stored together
+or not at all: a database store writes them in one transaction, a file is removed again when
+the row cannot be stored, so a failed request leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from engine.datasets import Problem
 
 from .. import storage
 from ..config import Settings
-from ..edits import DatasetPatch
 from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
 from ..models import (
     ACTIVE,
     Comparison,
+    CVStudy,
     Dataset,
     DatasetGenerate,
     DatasetPreview,
@@ -38,6 +39,8 @@ from ..models import (
     Task,
     UploadOptions,
 )
+from ..models_edit import DatasetUpdate
+from ..storage import ArrayStore
 from . import catalog, columns
 from .csv_upload import UploadLimits, parse_csv
 from .upload_words import Words
@@ -78,6 +81,7 @@ def upload_limits(settings: Settings) -> UploadLimits:
 
 def create_from_upload(
     session: Session,
+    store: ArrayStore,
     settings: Settings,
     upload: BinaryIO,
     filename: str | None,
@@ -119,12 +123,12 @@ def create_from_upload(
         stats = columns.column_stats(parsed.X, parsed.y, parsed.task, parsed.missing)
         arrays = {"X": parsed.X, "y": parsed.y, **stats}
         del parsed
-        return _store(session, settings.data_dir, dataset, arrays)
+        return _store(session, store, dataset, arrays)
 
 
 def create_generated(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     body: DatasetGenerate,
     max_cells: int = Settings.model_fields["max_cells"].default,
 ) -> Dataset:
@@ -143,7 +147,7 @@ def create_generated(
         problem = generators.generate(body.generator, random_state=body.random_state, **params)
     except ValueError as exc:
         raise InvalidInput(str(exc), loc=("body", "params")) from None
-    return create_from_problem(session, data_dir, problem, name=body.name, source="generator")
+    return create_from_problem(session, store, problem, name=body.name, source="generator")
 
 
 def _check_size(params: dict[str, Any], max_cells: int) -> None:
@@ -164,7 +168,7 @@ def _check_size(params: dict[str, Any], max_cells: int) -> None:
 
 def create_from_problem(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     problem: Problem,
     *,
     name: str | None,
@@ -196,7 +200,7 @@ def create_from_problem(
     }
     if problem.true_coef is not None:
         arrays["true_coef"] = np.asarray(problem.true_coef, dtype=float)
-    return _store(session, data_dir, dataset, arrays)
+    return _store(session, store, dataset, arrays)
 
 
 def _coded_target(problem: Problem) -> tuple[list[str] | None, np.ndarray]:
@@ -209,15 +213,17 @@ def _coded_target(problem: Problem) -> tuple[list[str] | None, np.ndarray]:
 
 
 def _store(
-    session: Session, data_dir: Path, dataset: Dataset, arrays: dict[str, np.ndarray]
+    session: Session, store: ArrayStore, dataset: Dataset, arrays: dict[str, np.ndarray]
 ) -> Dataset:
-    dataset.file = storage.save_arrays(data_dir, arrays)
+    key: str | None = None
     try:
+        key = dataset.file = store.save(arrays, session)
         session.add(dataset)
         session.commit()
     except BaseException:
         session.rollback()
-        storage.delete_file(data_dir, dataset.file)
+        if key is not None:
+            store.discard(key)
         raise
     session.refresh(dataset)
     return dataset
@@ -254,13 +260,20 @@ def get_dataset(session: Session, dataset_id: int) -> Dataset:
     return dataset
 
 
-def describe(data_dir: Path, dataset: Dataset) -> DatasetPublic:
-    stats = storage.load_arrays(data_dir, dataset.file, columns.KEYS)
+def describe(store: ArrayStore, dataset: Dataset) -> DatasetPublic:
+    stats = store.load(dataset.file, columns.KEYS)
     return DatasetPublic.with_columns(dataset, columns.summaries(dataset, stats))
 
 
-def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
-    arrays = storage.load_arrays(data_dir, dataset.file)
+# A preview's rows x columns: 50,000 columns (a text corpus) would otherwise make 500 rows an
+# 80 MB answer that takes seconds to write.
+PREVIEW_CELLS = 200_000
+
+
+def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
+    """Rows from ``offset``: ``limit`` of them, fewer on a wide data set (PREVIEW_CELLS)."""
+    limit = max(1, min(limit, PREVIEW_CELLS // (dataset.n_features + 1)))
+    arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     rows = X[offset : offset + limit]
     rows = rows.toarray() if sp.issparse(rows) else rows
@@ -277,29 +290,11 @@ def preview(data_dir: Path, dataset: Dataset, offset: int, limit: int) -> Datase
     )
 
 
-def usage(session: Session, dataset_id: int) -> dict[str, int]:
-    """How many runs (active ones among them) and comparisons a delete would take along."""
-
-    def count(statement: Any) -> int:
-        return session.exec(statement).one()
-
-    runs = select(func.count()).select_from(Run).where(Run.dataset_id == dataset_id)
-    return {
-        "runs": count(runs),
-        "active": count(runs.where(Run.status.in_(ACTIVE))),
-        "comparisons": count(
-            select(func.count()).select_from(Comparison).where(Comparison.dataset_id == dataset_id)
-        ),
-    }
-
-
-# --------------------------------------------------------------------------- editing, deleting
-
-
-def update_dataset(session: Session, dataset_id: int, patch: DatasetPatch) -> Dataset:
-    """Rename or re-describe a data set (its data never change: runs refer to them)."""
+def update_dataset(session: Session, dataset_id: int, body: DatasetUpdate) -> Dataset:
+    """Set the name or description the body names (and only those)."""
     dataset = get_dataset(session, dataset_id)
-    for field, value in patch.model_dump(exclude_unset=True).items():
+    for field in sorted(body.model_fields_set):
+        value = getattr(body, field)
         if value is None:
             raise InvalidInput(
                 f"{field} cannot be null; leave it out to keep it", loc=("body", field)
@@ -311,7 +306,31 @@ def update_dataset(session: Session, dataset_id: int, patch: DatasetPatch) -> Da
     return dataset
 
 
-def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:
+def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:
+    """What deleting the data set deletes too (its runs, comparisons, cross-validations), and
+    how many of its runs are queued or running (they block the deletion)."""
+
+    def count(model: Any, *where: Any) -> int:
+        return session.exec(select(func.count()).select_from(model).where(*where)).one()
+
+    runs = (Run.dataset_id == dataset_id, Run.cv_id.is_(None))
+    return {
+        "runs": count(Run, *runs),
+        "active": count(Run, Run.dataset_id == dataset_id, Run.status.in_(ACTIVE)),
+        "comparisons": count(Comparison, Comparison.dataset_id == dataset_id),
+        "cv": count(CVStudy, CVStudy.dataset_id == dataset_id),
+    }
+
+
+# --------------------------------------------------------------------------- deleting
+
+
+def sweep_orphans(session: Session, store: ArrayStore, grace_seconds: float = 3600.0) -> int:
+    """Remove stored arrays no data set names (see ``ArrayStore.sweep``)."""
+    return store.sweep(lambda: set(session.exec(select(Dataset.file))), grace_seconds)
+
+
+def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None:
     """Delete unless a queued or running run uses it (one statement: no race with submits)."""
     dataset = get_dataset(session, dataset_id)
     busy = exists().where(Run.dataset_id == dataset_id, Run.status.in_(ACTIVE))
@@ -324,4 +343,4 @@ def delete_dataset(session: Session, data_dir: Path, dataset_id: int) -> None:
             f"data set {dataset_id} is used by a queued or running run; cancel it or wait for "
             "it to finish"
         )
-    storage.delete_file(data_dir, dataset.file)
+    store.delete(dataset.file)

@@ -23,6 +23,7 @@ from ..models import (
     SupportRecovery,
     Task,
 )
+from ..storage import ArrayStore
 
 
 def split_rows(
@@ -91,19 +92,7 @@ def fit_metrics(X: Any, y: np.ndarray, coef: np.ndarray, intercept: float, task:
     return FitMetrics(n_samples=len(y), accuracy=accuracy, log_loss=_finite(log_loss))
 
 
-def path_auc(events: Any, true_support: list[int], n_features: int) -> float | None:
-    """The support-recovery ROC AUC of a path (features ranked by first admission), or None
-    when the truth has no true or no false feature."""
-    try:
-        curve = measures.roc_curve(measures.path_order(events), list(true_support), n_features)
-    except ValueError:
-        return None
-    return _finite(float(curve.auc))
-
-
-def recovery(
-    support: np.ndarray, true_support: list[int], names: list[str], events: Any = ()
-) -> SupportRecovery:
+def recovery(support: np.ndarray, true_support: list[int], names: list[str]) -> SupportRecovery:
     selected, truth = set(support.tolist()), set(true_support)
     hits = len(selected & truth)
     false_pos = measures.feature_selection_error(support, true_support)  # |S \ S*|
@@ -118,7 +107,6 @@ def recovery(
         f_measure=measures.f_measure(support, true_support),
         selection_error=false_pos + false_neg,
         exact_recovery=selected == truth,
-        auc=path_auc(events, true_support, len(names)),
     )
 
 
@@ -145,9 +133,7 @@ def summarise(
         train=fit_metrics(*train, coef, intercept, task),
         test=fit_metrics(*test, coef, intercept, task) if test is not None else None,
         recovery=(
-            recovery(result.support, true_support, names, result.trace)
-            if true_support is not None
-            else None
+            recovery(result.support, true_support, names) if true_support is not None else None
         ),
     )
 
@@ -158,12 +144,12 @@ def _finite(x: float | None) -> float | None:
 
 
 def refit_errors(
-    run: Any, dataset: Any, data_dir: Any, supports: dict[int, list[int]]
+    run: Any, dataset: Any, store: ArrayStore, supports: dict[int, list[int]]
 ) -> tuple[dict[int, float | None], str]:
     """Test error of each support refitted on the run's training rows: mean squared error for
     a regression objective, classification error for a classification one. Returns the errors
     by k and the error's name."""
-    arrays = storage.load_arrays(data_dir, dataset.file)
+    arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     if sp.issparse(X):
         X = sp.csc_matrix(X)

@@ -45,6 +45,8 @@ def setting(run: Run | RunPublic, dataset: Dataset) -> dict[str, Any]:
         ),
         "seed": run.seed,
         "test_fraction": run.test_fraction,
+        "name": run.name,  # what people called it (PATCH /api/runs/{id}); after the old keys
+        "tags": run.tags,
     }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from engine.datasets import Problem
 
 from ..jobs.backend import JobBackend
 from ..models import Dataset, IdempotencyKey, Run, RunCreate
+from ..storage import ArrayStore
 from . import runs as run_service
 from .datasets import create_from_problem
 
@@ -195,14 +195,14 @@ def state(session: Session, lesson: Lesson) -> LessonState:
     return LessonState(lesson, dataset, found)
 
 
-def start(session: Session, backend: JobBackend, data_dir: Path, lesson: Lesson) -> LessonState:
+def start(session: Session, backend: JobBackend, store: ArrayStore, lesson: Lesson) -> LessonState:
     """Create the lesson's data set and runs unless they exist; return them."""
     dataset = session.exec(select(Dataset).where(Dataset.sample_key == lesson.sample_key)).first()
     if dataset is None:
         try:
             dataset = create_from_problem(
                 session,
-                data_dir,
+                store,
                 lesson.make(),
                 name=f"Lesson: {lesson.title}",
                 source="lesson",
@@ -218,5 +218,5 @@ def start(session: Session, backend: JobBackend, data_dir: Path, lesson: Lesson)
         body = RunCreate(
             dataset_id=dataset.id, record_candidates=True, standardize=False, **spec.config
         )
-        run_service.submit_run(session, backend, data_dir, body, lesson.run_key(dataset.id, i))
+        run_service.submit_run(session, backend, store, body, lesson.run_key(dataset.id, i))
     return state(session, lesson)

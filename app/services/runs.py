@@ -7,18 +7,16 @@ only for reasons no check could foresee.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, or_, update
+from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import engine
 from engine.trace import Event
 
-from .. import run_options, storage
-from ..edits import RunPatch
+from .. import run_options
 from ..errors import Conflict, InvalidInput, NotFound
 from ..jobs.backend import JobBackend
 from ..models import (
@@ -39,6 +37,7 @@ from ..models import (
     TracePage,
     utcnow,
 )
+from ..storage import ArrayStore
 from . import catalog, idempotency
 from .evaluation import check_split, split_rows
 
@@ -77,11 +76,11 @@ def validate_config(
     return checked.params
 
 
-def _training_rows(data_dir: Path, dataset: Dataset, split: SplitOptions) -> int:
+def _training_rows(store: ArrayStore, dataset: Dataset, split: SplitOptions) -> int:
     """How many rows the runs will train on; InvalidInput if the split leaves too few."""
     if split.test_fraction is None:
         return dataset.n_samples
-    y = storage.load_arrays(data_dir, dataset.file, ("y",))["y"]
+    y = store.load(dataset.file, ("y",))["y"]
     problem = check_split(y, dataset.task, split.test_fraction, split.seed or 0)
     if problem:
         raise InvalidInput(problem, loc=("body", "test_fraction"))
@@ -114,19 +113,21 @@ def _new_run(
 
 
 def submit_run(
-    session: Session, backend: JobBackend, data_dir: Path, body: RunCreate, key: str | None
+    session: Session, backend: JobBackend, store: ArrayStore, body: RunCreate, key: str | None
 ) -> Run:
     request_hash = idempotency.digest("run", body)
     if seen := idempotency.lookup(session, key, request_hash):
         return get_run(session, seen.run_id)
     dataset = _dataset(session, body.dataset_id)
-    n_train = _training_rows(data_dir, dataset, body)
+    n_train = _training_rows(store, dataset, body)
     run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
     session.add(run)
     try:
         session.flush()
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, run_id=run.id))
+            session.flush()  # a repeated key fails here, before any job is queued
+        backend.enqueue(session, [run.id])
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -138,7 +139,7 @@ def submit_run(
 def submit_comparison(
     session: Session,
     backend: JobBackend,
-    data_dir: Path,
+    store: ArrayStore,
     body: ComparisonCreate,
     key: str | None,
 ) -> ComparisonPublic:
@@ -146,9 +147,7 @@ def submit_comparison(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_comparison(session, seen.comparison_id)
     dataset = _dataset(session, body.dataset_id)
-    if body.run_ids:
-        return _compare_existing(session, dataset, body, key, request_hash)
-    n_train = _training_rows(data_dir, dataset, body)
+    n_train = _training_rows(store, dataset, body)
     runs = [
         _new_run(
             dataset, config, validate_config(config, dataset, ("body", "runs", i), n_train), body
@@ -166,6 +165,8 @@ def submit_comparison(
             session.add(
                 IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
             )
+        session.flush()
+        backend.enqueue(session, [run.id for run in runs])  # all the runs' jobs, or none
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -173,47 +174,6 @@ def submit_comparison(
         return get_comparison(session, winner.comparison_id)
     for run in runs:
         backend.submit(run.id)
-    return get_comparison(session, comparison.id)
-
-
-def _compare_existing(
-    session: Session, dataset: Dataset, body: ComparisonCreate, key: str | None, request_hash: str
-) -> ComparisonPublic:
-    """A comparison of runs that exist already, all on the one data set; it links them (a run
-    may be in several comparisons) and queues nothing."""
-    found = session.exec(select(Run.id, Run.dataset_id).where(Run.id.in_(body.run_ids))).all()
-    on = dict(found)
-    missing = [rid for rid in body.run_ids if rid not in on]
-    if missing:
-        raise InvalidInput(
-            f"no run {', '.join(map(str, missing))}: run_ids must name existing runs",
-            loc=("body", "run_ids"),
-        )
-    elsewhere = [rid for rid in body.run_ids if on[rid] != dataset.id]
-    if elsewhere:
-        raise InvalidInput(
-            f"run {', '.join(map(str, elsewhere))} is on another data set than {dataset.name!r} "
-            f"(data set {dataset.id}): a comparison holds runs of one data set",
-            loc=("body", "run_ids"),
-        )
-    comparison = Comparison(dataset_id=dataset.id, name=body.name)
-    session.add(comparison)
-    try:
-        session.flush()
-        session.add_all(ComparisonRun(comparison_id=comparison.id, run_id=r) for r in body.run_ids)
-        if key is not None:
-            session.add(
-                IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
-            )
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        seen = idempotency.lookup(session, key, request_hash)
-        if seen is None:  # a run or the data set was deleted meanwhile
-            raise InvalidInput(
-                "a run named in run_ids was deleted meanwhile", loc=("body", "run_ids")
-            ) from None
-        return get_comparison(session, seen.comparison_id)
     return get_comparison(session, comparison.id)
 
 
@@ -237,6 +197,18 @@ def get_run(session: Session, run_id: int) -> Run:
     return run
 
 
+def get_selection_run(session: Session, run_id: int) -> Run:
+    """A run whose result is a selection (``RunResult``): not a fold of a cross-validation,
+    whose result is held-out errors, read through its study."""
+    run = get_run(session, run_id)
+    if run.cv_id is not None:
+        raise Conflict(
+            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; its result is "
+            f"the fold's held-out errors: see /cv/{run.cv_id} (JSON: /api/cv/{run.cv_id})"
+        )
+    return run
+
+
 def list_runs(
     session: Session,
     dataset_id: int | None,
@@ -244,7 +216,9 @@ def list_runs(
     offset: int,
     limit: int,
 ) -> list[Run]:
-    query = select(Run).order_by(Run.id.desc()).offset(offset).limit(limit)
+    # The folds of a cross-validation are read through their study, not listed as runs.
+    query = select(Run).where(Run.cv_id.is_(None)).order_by(Run.id.desc())
+    query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(Run.dataset_id == dataset_id)
     if status is not None:
@@ -256,6 +230,7 @@ def get_comparison(session: Session, comparison_id: int) -> ComparisonPublic:
     comparison = session.get(Comparison, comparison_id)
     if comparison is None:
         raise NotFound(f"comparison {comparison_id} does not exist")
+    # Its own runs (those it queued) and those it was made from later (linked).
     linked = select(ComparisonRun.run_id).where(ComparisonRun.comparison_id == comparison_id)
     runs = session.exec(
         select(Run)
@@ -323,34 +298,3 @@ def cancel_run(session: Session, run_id: int) -> Run:
     if run.status in (RunStatus.done, RunStatus.failed):
         raise Conflict(f"run {run_id} already finished ({run.status}); there is nothing to cancel")
     return run
-
-
-# --------------------------------------------------------------------------- editing, deleting
-
-
-def update_run(session: Session, run_id: int, patch: RunPatch) -> Run:
-    """Set the fields the patch gives (name, notes, tags); the run itself never changes."""
-    run = get_run(session, run_id)
-    for field, value in patch.model_dump(exclude_unset=True).items():
-        if value is None:
-            raise InvalidInput(f"{field} cannot be null; send an empty value", loc=("body", field))
-        setattr(run, field, value)
-    session.add(run)
-    session.commit()
-    session.refresh(run)
-    return run
-
-
-def delete_run(session: Session, run_id: int) -> None:
-    """Delete a finished run with its trace (and its place in comparisons). A queued or running
-    run is refused (409): cancel it first, so that no worker writes to a run that is gone."""
-    run = get_run(session, run_id)
-    deleted = session.exec(delete(Run).where(Run.id == run_id, Run.status.not_in(ACTIVE))).rowcount
-    session.commit()
-    if deleted == 0:
-        if session.exec(select(Run.id).where(Run.id == run_id)).first() is None:
-            return  # deleted meanwhile: the outcome the client asked for
-        raise Conflict(
-            f"run {run_id} ({run.algorithm}) is {run.status}: cancel it first "
-            f"(POST /api/runs/{run_id}/cancel), then delete it once it has stopped"
-        )

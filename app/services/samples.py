@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
@@ -19,6 +18,7 @@ from engine import datasets as generators
 from engine.datasets import Problem
 
 from ..models import Dataset
+from ..storage import ArrayStore
 from .datasets import create_from_problem
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def samples() -> Iterator[Sample]:
             )
 
 
-def seed_samples(db: Engine, data_dir: Path) -> int:
+def seed_samples(db: Engine, store: ArrayStore) -> int:
     """Store the samples not stored yet; return how many were added."""
     added = 0
     with Session(db) as session:
@@ -77,7 +77,7 @@ def seed_samples(db: Engine, data_dir: Path) -> int:
             try:
                 create_from_problem(
                     session,
-                    data_dir,
+                    store,
                     sample.make(),
                     name=sample.name,
                     source=sample.source,

@@ -6,7 +6,6 @@ shows the new path beside the stored run, one decision at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,6 +15,7 @@ from engine.trace import Event
 from .. import run_options, storage
 from ..errors import InvalidInput
 from ..models import Dataset, Run
+from ..storage import ArrayStore
 from .evaluation import select_run, split_rows
 
 MAX_FEATURES = 50  # the issue's "small problem"
@@ -58,7 +58,7 @@ def changes_of(run: Run, k: str | None, nu: str | None) -> dict[str, Any]:
     return changes
 
 
-def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any]) -> WhatIf:
+def recompute(store: ArrayStore, run: Run, dataset: Dataset, changes: dict[str, Any]) -> WhatIf:
     """The run again with ``changes`` (k and nu), on the same rows, recording every decision's
     candidate scores."""
     if reason := unavailable(dataset):
@@ -82,7 +82,7 @@ def recompute(data_dir: Path, run: Run, dataset: Dataset, changes: dict[str, Any
     stored = run_options.stored(checked.params, standardize=run_options.standardize(run.params))
     changed = Run(**{**run.model_dump(), "k": checked.k, "params": stored})
     changed.record_candidates = True
-    arrays = storage.load_arrays(data_dir, dataset.file)
+    arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, _ = split_rows(y, dataset.task, run.test_fraction, run.seed)
     result = select_run(changed, dataset, X[train], y[train])

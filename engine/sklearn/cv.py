@@ -74,9 +74,8 @@ class _SparseCV(_SparseLinear):
         self._store(self._select(X, y, self.k_))
 
 
-class SparseRegressorCV(RegressorMixin, _SparseCV, BaseEstimator):
-    """Sparse linear regression with k chosen by cross-validation.
-
+# The docstring both estimators share after their first paragraph.
+_CV_DOC = """\
     k is chosen in 1..k_max by K-fold cross-validation: each fold runs the algorithm once on
     its training part and scores every k from that one path (the best size-k support along a
     FoBa path, the k-th prefix of a forward path...: ``engine.cv``), refitted on the training
@@ -118,7 +117,11 @@ class SparseRegressorCV(RegressorMixin, _SparseCV, BaseEstimator):
     coef_, intercept_, support_, objective_, trace_, stop_reason_, n_features_in_,
     feature_names_in_
         Of the final fit at ``k_``.
-    """
+"""
+
+
+class SparseRegressorCV(RegressorMixin, _SparseCV, BaseEstimator):
+    __doc__ = "Sparse linear regression with k chosen by cross-validation.\n\n" + _CV_DOC
 
     _task = "regression"
 
@@ -163,53 +166,11 @@ class SparseRegressorCV(RegressorMixin, _SparseCV, BaseEstimator):
 
 
 class SparseClassifierCV(_Binary, ClassifierMixin, _SparseCV, BaseEstimator):
-    """Sparse linear binary classification with k chosen by cross-validation.
-
-    ``classes_``, ``decision_function`` and ``predict_proba`` are those of
-    :class:`SparseClassifier`.
-
-    k is chosen in 1..k_max by K-fold cross-validation: each fold runs the algorithm once on
-    its training part and scores every k from that one path (the best size-k support along a
-    FoBa path, the k-th prefix of a forward path...: ``engine.cv``), refitted on the training
-    part and evaluated on the held-out part. Algorithms whose sizes along the path are not
-    answers (Frank-Wolfe, the Lasso, hard thresholding, replacement steps, group-aware paths)
-    run once per k instead (``cv_mode_ == "per-k"``). The model is then fitted on all the
-    data at the chosen k, exactly as ``engine.select(k=k_)``.
-
-    Parameters
-    ----------
-    algorithm, objective, standardize, groups, random_state, **params
-        As in the estimator without CV.
-    k_max : int, optional
-        Largest k tried (default 20), at most n_features.
-    cv : int, cross-validation splitter or iterable, default 5
-        As in scikit-learn: an int means ``KFold`` (regression) or ``StratifiedKFold``
-        (classification), without shuffling.
-    rule : {"min", "1se"}, default "min"
-        The k of smallest mean error, or the smallest k whose mean error is within one
-        standard error of that minimum.
-    metric : str, optional
-        The held-out error (``engine.cv.METRICS``): ``mse`` (default) or ``mae`` for
-        regression, ``log_loss`` (default) or ``error`` (misclassification rate) for
-        classification.
-    n_jobs : int, optional
-        Folds run in parallel with joblib.
-
-    Attributes
-    ----------
-    k_ : int
-        The chosen k; ``k_min_`` and ``k_1se_`` are those of both rules.
-    cv_results_ : dict of ndarray
-        ``k``, ``mean_error``, ``se_error`` (standard error over the folds) and
-        ``split{i}_error`` for every fold, one entry per k.
-    cv_folds_ : list of engine.cv.FoldResult
-        Each fold's errors, the supports it scored and its time.
-    cv_mode_ : {"path", "per-k"}
-    metric_ : str
-    coef_, intercept_, support_, objective_, trace_, stop_reason_, n_features_in_,
-    feature_names_in_
-        Of the final fit at ``k_``.
-    """
+    __doc__ = (
+        "Sparse linear binary classification with k chosen by cross-validation.\n\n"
+        "    ``classes_``, ``decision_function`` and ``predict_proba`` are those of\n"
+        "    :class:`SparseClassifier`.\n\n" + _CV_DOC
+    )
 
     _task = "classification"
 

@@ -33,12 +33,15 @@ COVERED = {
     "test_api_datasets::test_delete_removes_row_file_and_finished_runs": [
         ("delete", "/api/datasets/{dataset_id}"),
     ],
-    "test_api_datasets::test_rename_and_describe": [("patch", "/api/datasets/{dataset_id}")],
-    "test_api_run_edit::test_patch_sets_name_notes_and_tags": [("patch", "/api/runs/{run_id}")],
-    "test_api_run_edit::test_delete_refuses_an_active_run_then_removes_it_with_its_trace": [
-        ("delete", "/api/runs/{run_id}"),
+    "test_api_datasets::test_patch_renames_and_describes_a_dataset": [
+        ("patch", "/api/datasets/{dataset_id}"),
     ],
     "test_api_runs::test_list_runs_filters": [("get", "/api/runs")],
+    "test_api_runs::test_patch_names_notes_and_tags_a_run": [("patch", "/api/runs/{run_id}")],
+    "test_api_runs::test_delete_refuses_an_active_run_then_deletes_it_with_its_trace": [
+        ("delete", "/api/runs/{run_id}"),
+        ("post", "/api/comparisons/from-runs"),
+    ],
     "test_api_runs::test_submit_queues_a_run": [("post", "/api/runs")],
     "test_api_runs::test_comparison_queues_one_run_per_configuration": [
         ("post", "/api/comparisons"),
@@ -51,6 +54,12 @@ COVERED = {
         ("get", "/api/comparisons/{comparison_id}/export"),
     ],
     "test_jobs_workers::test_cancel_while_running": [("post", "/api/runs/{run_id}/cancel")],
+    "test_api_cv::test_a_study_runs_its_folds_as_runs_and_matches_the_engine": [
+        ("post", "/api/cv"),
+        ("get", "/api/cv/{cv_id}"),
+        ("post", "/api/cv/{cv_id}/final"),
+    ],
+    "test_api_cv::test_unknown_and_unfinished_studies": [("post", "/api/cv/{cv_id}/cancel")],
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from app_helpers import classification_csv, regression_csv, upload_ok
-from service_helpers import submit
+from service_helpers import submit, wait_for
 
 REGRESSION = regression_csv(n=40, d=5, support=(1, 3))
 
@@ -79,7 +79,7 @@ BAD_RUNS = {
     ),
     "k missing": ({"algorithm": "backward"}, ["k"], ["needs k", "1 to 5"]),
     "k too large": ({"algorithm": "omp", "k": 6}, ["k"], ["between 1 and 5", "got 6"]),
-    "k zero": ({"algorithm": "omp", "k": 0}, ["k"], ["between 1 and 5"]),
+    "k zero": ({"algorithm": "omp", "k": 0}, ["k"], ["greater than or equal to 1"]),
     "logistic on a regression target": (
         {"algorithm": "omp", "objective": "logistic", "k": 2},
         ["objective"],
@@ -266,3 +266,138 @@ def test_comparison_with_one_bad_configuration_stores_nothing(client, dataset) -
     assert client.get("/api/runs").json() == []
     empty = client.post("/api/comparisons", json={"dataset_id": dataset["id"], "runs": []})
     assert empty.status_code == 422
+
+
+# --------------------------------------------------------------------------- names, deletion
+
+
+def test_patch_names_notes_and_tags_a_run(client, dataset) -> None:
+    run = submit(client, dataset["id"], algorithm="omp", k=2)
+    assert (run["name"], run["notes"], run["tags"]) == ("", "", [])
+    response = client.patch(
+        run["url"], json={"name": "  baseline ", "tags": ["slides", "omp", "slides"]}
+    )
+    assert response.status_code == 200, response.text
+    changed = response.json()
+    assert (changed["name"], changed["tags"], changed["notes"]) == (
+        "baseline",
+        ["slides", "omp"],
+        "",
+    )
+    response = client.patch(run["url"], json={"notes": "k from the paper"})
+    assert response.json()["name"] == "baseline"  # fields left out stay
+    assert client.get(run["url"]).json()["notes"] == "k from the paper"
+    assert client.patch(run["url"], json={"name": ""}).json()["name"] == ""
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"name": "x" * 201}, "name", "at most 200 characters"),
+        ({"notes": "x" * 5001}, "notes", "at most 5000 characters"),
+        ({"tags": ["a" * 41]}, "tags", "longer than 40 characters"),
+        ({"tags": ["a,b"]}, "tags", "comma"),
+        ({"tags": [" "]}, "tags", "empty"),
+        ({"tags": [str(i) for i in range(21)]}, "tags", "at most 20 items"),
+        ({"name": None}, "name", 'send "" to clear it'),
+        ({"status": "done"}, "status", "Extra inputs are not permitted"),
+    ],
+)
+def test_patch_refuses_what_does_not_fit(client, dataset, body, field, words) -> None:
+    run = submit(client, dataset["id"], algorithm="omp", k=2)
+    response = client.patch(run["url"], json=body)
+    assert response.status_code == 422, response.text
+    detail = error(response)
+    assert detail["loc"][:2] == ["body", field] and words in detail["msg"], detail
+    assert client.get(run["url"]).json()["name"] == ""  # nothing stored
+    assert client.patch("/api/runs/9999", json={"name": "a"}).status_code == 404
+
+
+def test_delete_refuses_an_active_run_then_deletes_it_with_its_trace(worker_client) -> None:
+    client = worker_client
+    ds = upload_ok(client, REGRESSION, true_support="x1,x3")
+    queued = submit(client, ds["id"], algorithm="foba-obj", k=2)
+    run = wait_for(client, queued["id"])
+    assert client.get(f"{run['url']}/trace").json()["events"]
+    other = wait_for(client, submit(client, ds["id"], algorithm="omp", k=2)["id"])
+    compared = client.post("/api/comparisons/from-runs", json={"run_ids": [run["id"], other["id"]]})
+    assert compared.status_code == 201, compared.text
+    assert client.delete(run["url"]).status_code == 204
+    assert client.get(run["url"]).status_code == 404
+    assert client.get(f"{run['url']}/trace").status_code == 404
+    assert client.delete(run["url"]).status_code == 404
+    # It left the comparison; the comparison keeps the other run.
+    comparison = client.get(compared.json()["url"]).json()
+    assert [r["id"] for r in comparison["runs"]] == [other["id"]]
+
+
+def test_delete_of_a_queued_run_is_a_conflict_saying_to_cancel(client, dataset) -> None:
+    run = submit(client, dataset["id"], algorithm="omp", k=2)
+    response = client.delete(run["url"])
+    assert response.status_code == 409
+    assert "cancel it first" in response.json()["detail"]
+    assert client.post(f"{run['url']}/cancel").status_code == 200
+    assert client.delete(run["url"]).status_code == 204
+
+
+def test_a_comparison_left_without_runs_goes_too(client, dataset) -> None:
+    response = client.post(
+        "/api/comparisons",
+        json={"dataset_id": dataset["id"], "runs": [{"algorithm": "omp", "k": 2}]},
+    )
+    comparison = response.json()
+    run = comparison["runs"][0]
+    client.post(f"/api/runs/{run['id']}/cancel")
+    assert client.delete(f"/api/runs/{run['id']}").status_code == 204
+    assert client.get(comparison["url"]).status_code == 404
+
+
+# --------------------------------------------------------------------------- compare existing
+
+
+def test_compare_existing_runs_of_one_data_set(client, dataset) -> None:
+    a = submit(client, dataset["id"], algorithm="omp", k=2)
+    b = submit(client, dataset["id"], algorithm="foba-obj", k=2)
+    response = client.post(
+        "/api/comparisons/from-runs", json={"run_ids": [b["id"], a["id"], a["id"]], "name": "x"}
+    )
+    assert response.status_code == 201, response.text
+    comparison = response.json()
+    assert response.headers["location"] == comparison["url"]
+    assert comparison["dataset_id"] == dataset["id"] and comparison["name"] == "x"
+    assert [r["id"] for r in comparison["runs"]] == [a["id"], b["id"]]
+    # A run may be in several comparisons; its own comparison_id is unchanged.
+    again = client.post("/api/comparisons/from-runs", json={"run_ids": [a["id"], b["id"]]})
+    assert again.status_code == 201 and again.json()["id"] != comparison["id"]
+    assert client.get(a["url"]).json()["comparison_id"] is None
+
+
+def test_compare_existing_runs_refuses_mixed_data_sets_and_unknown_runs(client, dataset) -> None:
+    other = upload_ok(client, REGRESSION)
+    a = submit(client, dataset["id"], algorithm="omp", k=2)
+    b = submit(client, other["id"], algorithm="omp", k=2)
+    url = "/api/comparisons/from-runs"
+    mixed = client.post(url, json={"run_ids": [a["id"], b["id"]]})
+    assert mixed.status_code == 422
+    msg = error(mixed)["msg"]
+    assert "2 data sets" in msg and f"run {a['id']}" in msg and "compare runs of one" in msg
+    unknown = client.post(url, json={"run_ids": [a["id"], 9999]})
+    assert unknown.status_code == 422 and "no run 9999" in error(unknown)["msg"]
+    one = client.post(url, json={"run_ids": [a["id"], a["id"]]})
+    assert one.status_code == 422 and "at least two different runs" in error(one)["msg"]
+    assert client.post(url, json={"run_ids": [a["id"]]}).status_code == 422
+
+
+def test_a_runs_name_and_tags_travel_with_its_comparison_export(client, dataset) -> None:
+    a = submit(client, dataset["id"], algorithm="omp", k=2)
+    b = submit(client, dataset["id"], algorithm="omp", k=1)
+    client.patch(a["url"], json={"name": "=risky", "tags": ["t1"]})
+    comparison = client.post("/api/comparisons/from-runs", json={"run_ids": [a["id"], b["id"]]})
+    url = comparison.json()["url"]
+    rows = client.get(f"{url}/export?format=json").json()
+    assert [(r["run_id"], r["name"], r["tags"]) for r in rows] == [
+        (a["id"], "=risky", ["t1"]),
+        (b["id"], "", []),
+    ]
+    csv_text = client.get(f"{url}/export?format=csv").text
+    assert "'=risky" in csv_text  # a spreadsheet does not run it as a formula

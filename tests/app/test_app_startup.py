@@ -28,6 +28,9 @@ ENV_NAMES = (
     "MAX_COLUMNS",
     "API_KEY",
     "PORT",
+    "STORAGE",
+    "SQLITE_BUSY_TIMEOUT_SECONDS",
+    "MIGRATE_ON_START",
 )
 
 
@@ -57,6 +60,21 @@ def test_environment_and_dotenv(clean_env: Path, monkeypatch: pytest.MonkeyPatch
     assert settings.database_url == "postgresql://u@db/x"
     assert settings.api_key.get_secret_value() == "from-env"  # the environment wins
     assert settings.max_upload_bytes == int(2.5 * 1024 * 1024)
+
+
+def test_storage_and_schema_settings(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    defaults = Settings()
+    assert (defaults.storage, defaults.sqlite_busy_timeout_seconds) == ("directory", 10.0)
+    assert defaults.migrate_on_start is True
+    monkeypatch.setenv("STORAGE", "database")
+    monkeypatch.setenv("SQLITE_BUSY_TIMEOUT_SECONDS", "0.5")
+    monkeypatch.setenv("MIGRATE_ON_START", "false")
+    settings = Settings()
+    assert (settings.storage, settings.sqlite_busy_timeout_seconds) == ("database", 0.5)
+    assert settings.migrate_on_start is False
+    monkeypatch.setenv("STORAGE", "s3")
+    with pytest.raises(ValidationError, match="directory"):
+        Settings()
 
 
 def test_inconsistent_heartbeat_settings_are_refused(clean_env: Path) -> None:
@@ -94,6 +112,7 @@ def _free_port() -> int:
 def test_python_m_app_serves_with_samples(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "PORT": str(port), "DATA_DIR": str(tmp_path / "data"), "WORKERS": "0"}
+    env["PYTHONPATH"] = str(Path(app.main.__file__).parents[1])  # this checkout's app
     env.pop("DATABASE_URL", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "app"],

@@ -10,19 +10,21 @@ from sqlalchemy import Engine
 from sqlmodel import Session, select
 
 import engine
-from app.db import create_tables, make_db
+from app.db import make_db
 from app.jobs import lease
 from app.jobs.tasks import JobContext, ProgressMeter, TraceWriter, run_job
+from app.migrations import prepare_schema
 from app.models import DatasetGenerate, Run, RunConfig, RunStatus, TraceEvent
 from app.services.datasets import create_generated
 from app.services.runs import cancel_run, validate_config
+from app.storage import DirectoryStore
 from engine.trace import Event
 
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
     db = make_db(database_url)
-    create_tables(db)
+    prepare_schema(db)
     yield db
     db.dispose()
 
@@ -31,7 +33,7 @@ def queue_run(db: Engine, data_dir: Path, **config) -> int:
     """A generated data set (true support known) and a queued run on it."""
     with Session(db) as session:
         body = DatasetGenerate(generator="gaussian_regression", params={"n": 80, "d": 10})
-        dataset = create_generated(session, data_dir, body)
+        dataset = create_generated(session, DirectoryStore(data_dir), body)
         run_config = RunConfig(**config)
         params = validate_config(run_config, dataset)
         run = Run(
@@ -47,7 +49,7 @@ def queue_run(db: Engine, data_dir: Path, **config) -> int:
 
 
 def context(db: Engine, data_dir: Path, held: lease.Claim, **options) -> JobContext:
-    return JobContext(db=db, data_dir=data_dir, claim=held, **options)
+    return JobContext(db=db, store=DirectoryStore(data_dir), claim=held, **options)
 
 
 def stored(db: Engine, run_id: int) -> tuple[Run, list[int]]:

@@ -10,17 +10,19 @@ from sqlalchemy import Engine, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from app.db import create_tables, make_db, normalise_url
+from app.db import make_db, normalise_url
 from app.errors import Conflict
 from app.jobs import lease
+from app.migrations import prepare_schema
 from app.models import Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
 from app.services.datasets import delete_dataset
+from app.storage import DirectoryStore
 
 
 @pytest.fixture
 def db(database_url: str) -> Engine:
     db = make_db(database_url)
-    create_tables(db)
+    prepare_schema(db)
     yield db
     db.dispose()
 
@@ -168,13 +170,14 @@ def test_release_puts_the_run_back_in_the_queue(db: Engine) -> None:
     assert (run.status, run.claim_token, run.worker) == ("queued", None, None)
 
 
-def test_a_trace_step_is_stored_once(db: Engine) -> None:
+def test_a_batch_sent_again_after_a_lost_acknowledgement_stores_each_step_once(db: Engine) -> None:
+    # The worker resends a batch whose commit it could not confirm together with the next one.
     run_id = add_run(db, add_dataset(db))
     held = lease.claim(db, run_id, "w")
     lease.beat(db, held, None, events(run_id, range(2)))
-    with pytest.raises(IntegrityError):
-        lease.beat(db, held, None, events(run_id, range(1, 3)))
-    assert steps_of(db, run_id) == [0, 1]  # the failed batch left nothing
+    lease.beat(db, held, None, events(run_id, range(0, 3)))
+    lease.finish(db, held, RunStatus.done, result={}, events=events(run_id, range(2, 4)))
+    assert steps_of(db, run_id) == [0, 1, 2, 3]
 
 
 def test_an_idempotency_key_is_stored_once(db: Engine) -> None:
@@ -193,14 +196,42 @@ def test_a_dataset_in_use_is_not_deleted_and_a_finished_one_takes_its_runs(
     dataset_id = add_dataset(db)
     run_id = add_run(db, dataset_id, RunStatus.running)
     with Session(db) as session, pytest.raises(Conflict, match="queued or running"):
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     held_events = events(run_id, range(3))
     with db.begin() as conn:
         conn.execute(update(Run).where(Run.id == run_id).values(status=RunStatus.done))
         conn.execute(TraceEvent.__table__.insert(), held_events)
     with Session(db) as session:
-        delete_dataset(session, data_dir, dataset_id)
+        delete_dataset(session, DirectoryStore(data_dir), dataset_id)
     with Session(db) as session:
         assert session.get(Dataset, dataset_id) is None
         assert session.get(Run, run_id) is None
     assert steps_of(db, run_id) == []
+
+
+def test_take_over_recovers_a_dead_attempt_then_claims_at_most_max_attempts(db: Engine) -> None:
+    """The distributed backend's queue hands a dead worker's job on: no heartbeat age is
+    consulted, the run's attempts and cancel flag decide."""
+    ds = add_dataset(db)
+    run_id = add_run(db, ds)
+    first = lease.claim(db, run_id, "host-a:1")
+    lease.beat(db, first, 0.5, events(run_id, range(3)))
+
+    second = lease.take_over(db, run_id, "host-b:2", max_attempts=2)  # its worker died
+    assert second is not None and second.attempt == 2 and second.token != first.token
+    assert steps_of(db, run_id) == []  # the dead attempt's partial trace is gone
+    with pytest.raises(lease.LeaseLost):  # the old holder cannot write any more
+        lease.beat(db, first, 0.9, events(run_id, range(3, 4)))
+
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=2) is None  # died again
+    run = get_run(db, run_id)
+    assert run.status == RunStatus.failed and "each of 2 attempts" in run.error
+    assert lease.take_over(db, run_id, "host-c:3", max_attempts=5) is None  # final stays final
+
+    cancelled = add_run(db, ds)
+    held = lease.take_over(db, cancelled, "host-a:1", max_attempts=3)  # a queued run: claimed
+    assert held is not None and held.attempt == 1
+    with db.begin() as conn:
+        conn.execute(update(Run).where(Run.id == cancelled).values(cancel_requested=True))
+    assert lease.take_over(db, cancelled, "host-b:2", max_attempts=3) is None
+    assert get_run(db, cancelled).status == RunStatus.cancelled

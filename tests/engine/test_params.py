@@ -13,7 +13,7 @@ from engine_problems import make_classification, make_regression
 from engine_reference import ls_coordinate_drops, ls_refit
 
 import engine
-from engine.registry import Param
+from engine.registry import INT_LIMIT, Param
 
 X, Y = make_regression(0, n=30, d=8)
 XC, YC = make_classification(0, n=30, d=8)
@@ -241,8 +241,14 @@ def test_param_bounds_in_schema_and_validation_agree():
         with pytest.raises(ValueError, match=_name("x")):
             p.validate(bad)
     q = Param("n", "int", None, "h", minimum=1, nullable=True)
-    assert q.validate(None) is None and q.validate(3.0) == 3
-    assert isinstance(q.validate(3.0), int)
+    assert q.validate(None) is None and q.validate(3) == 3
+    assert isinstance(q.validate(np.int64(3)), int)
+    # Strict: a float is no integer (even 3.0 or 1e300), and an int without its own maximum
+    # is still bounded (the schema says so too).
+    assert q.json_schema()["anyOf"][0]["maximum"] == INT_LIMIT
+    for bad in (3.0, 1e300, True, "3", INT_LIMIT + 1, 2**63):
+        with pytest.raises(ValueError, match=_name("n")):
+            q.validate(bad)
 
 
 # --------------------------------------------------------------------------- stopping rules

@@ -30,13 +30,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def serve_app(
+    tmp_path_factory: pytest.TempPathFactory,
+    workers: int = 1,
+    data_dir: Path | None = None,
+    api_key: str | None = None,
+) -> Iterator[str]:
+    """``python -m app`` on a free port. ``workers=0``: an API-only app whose runs wait for a
+    worker the test provides; with ``api_key``, a server that has that API_KEY."""
     port = _free_port()
     env = {
         **os.environ,
-        "DATA_DIR": str(tmp_path_factory.mktemp("browser") / "data"),
+        "DATA_DIR": str(data_dir or tmp_path_factory.mktemp("browser") / "data"),
         "DATABASE_URL": "",
-        "WORKERS": "1",
+        "WORKERS": str(workers),
         "SEED_SAMPLES": "false",
         "POLL_SECONDS": "0.2",
         "HEARTBEAT_SECONDS": "0.3",
@@ -44,7 +51,9 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "TRACE_BATCH_SECONDS": "0.2",
     }
     env.update(HOST="127.0.0.1", PORT=str(port))
-    env.pop("API_KEY", None)  # the pages post to /api from the browser, without a key
+    env.pop("API_KEY", None)  # without a key, the pages post to /api with no credentials
+    if api_key is not None:
+        env["API_KEY"] = api_key
     command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
     proc = subprocess.Popen(command, cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -84,10 +93,35 @@ def open_page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # The Content-Security-Policy refused something (a script, a style, a connection).
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and "Content Security Policy" in msg.text
+            else None
+        ),
+    )
     page.set_default_timeout(20_000)
+    poll_without_eval(page)
     yield page
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+
+
+def poll_without_eval(page: Any) -> None:
+    """Playwright polls a string expression with eval() inside the page, which the app's
+    Content-Security-Policy forbids (no 'unsafe-eval'); a function it compiles from outside
+    the page. So every test's ``wait_for_function("expr")`` is sent as ``() => (expr)``."""
+    wait = page.wait_for_function
+
+    def wait_for_function(expression: str, *args: Any, **kwargs: Any) -> Any:
+        text = expression.strip()
+        if not (text.startswith(("function", "async")) or "=>" in text.split("\n")[0]):
+            expression = f"() => ({text})"
+        return wait(expression, *args, **kwargs)
+
+    page.wait_for_function = wait_for_function
 
 
 def api(base: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, poll_without_eval, wait_done
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -32,6 +32,7 @@ def test_the_players_charts_keep_their_height(
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
+    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
     try:
         page.goto(f"{server}/runs/{finished_run['id']}")
         page.wait_for_function("document.getElementById('chart-path').layout !== undefined")
@@ -187,6 +188,7 @@ def test_every_page_at_a_laptops_and_a_projectors_size(
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
+    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     run_id, ds_id = finished_run["id"], finished_run["dataset_id"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
@@ -11,6 +10,7 @@ from sqlmodel import Session
 from engine.trace import best_along_path
 
 from ...models import ACTIVE, RunStatus
+from ...storage import ArrayStore
 from .. import datasets as dataset_service
 from .. import evaluation
 from .. import runs as run_service
@@ -21,45 +21,10 @@ from ..charts import recovery
 
 
 def _label(run: Any, runs: Sequence[Any]) -> str:
-    same = [r for r in runs if r.algorithm == run.algorithm]
-    return run.algorithm if len(same) == 1 else f"{run.algorithm} #{run.id}"
-
-
-def setting(runs: Sequence[Any]) -> str:
-    """What the runs share, or that they differ (a comparison made from existing runs may mix
-    k, objectives and splits: then its test errors are not measured on the same rows)."""
-    if not runs:
-        return ""
-
-    def listed(values: list[Any]) -> list[str]:
-        return sorted({"none" if v is None else str(v) for v in values})
-
-    objectives, ks = listed([r.objective for r in runs]), listed([r.k for r in runs])
-    splits = {(r.test_fraction, r.seed) for r in runs}
-    parts = [
-        f"objective {objectives[0]}"
-        if len(objectives) == 1
-        else f"objectives {', '.join(objectives)}",
-        f"k = {ks[0]}" if len(ks) == 1 else f"k = {', '.join(ks)} (differs between runs)",
-    ]
-    if len(splits) > 1:
-        parts.append("splits differ between runs (their test errors use different rows)")
-    else:
-        fraction, seed = next(iter(splits))
-        parts.append(
-            f"{fraction * 100:.3g}% held out for testing (seed {seed})"
-            if fraction
-            else "no test split"
-        )
-    scaled = sum(1 for r in runs if r.standardize)
-    parts.append(
-        "columns standardized"
-        if scaled == len(runs)
-        else "columns as given (not standardized)"
-        if scaled == 0
-        else f"columns standardized in {scaled} runs only"
-    )
-    return ", ".join(parts)
+    """The run's name, else its algorithm; with its number when another run shares it."""
+    base = run.name or run.algorithm
+    same = [r for r in runs if (r.name or r.algorithm) == base]
+    return base if len(same) == 1 else f"{base} #{run.id}"
 
 
 def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
@@ -91,7 +56,6 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
         "ds": dataset,
         "labels": labels,
         "live": any(r.status in ACTIVE for r in runs),
-        "setting": setting(runs),
         "selected": {rid: set(names) for rid, names in selected.items()},
         "feature_rows": rows,
         "counts": counts,
@@ -112,7 +76,7 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
     }
 
 
-def comparison_by_k(session: Session, data_dir: Path, comparison_id: int) -> dict[str, Any]:
+def comparison_by_k(session: Session, store: ArrayStore, comparison_id: int) -> dict[str, Any]:
     """Objective and test error against k, from Zhang's best size-k support along each path
     (refitted on the training rows, scored on the held-out ones)."""
     comparison = run_service.get_comparison(session, comparison_id)
@@ -127,7 +91,7 @@ def comparison_by_k(session: Session, data_dir: Path, comparison_id: int) -> dic
         if r.test_fraction and r.status == RunStatus.done and ks:
             run = run_service.get_run(session, r.id)
             errors, error_label = evaluation.refit_errors(
-                run, dataset, data_dir, {k: sorted(best[k][0]) for k in ks}
+                run, dataset, store, {k: sorted(best[k][0]) for k in ks}
             )
             error.append(compare_charts.Series(labels[r.id], ks, [errors[k] for k in ks]))
     figures = {

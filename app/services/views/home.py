@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
@@ -11,6 +10,7 @@ import engine
 
 from ...errors import NotFound
 from ...models import Comparison, Dataset, Task
+from ...storage import ArrayStore
 from .. import catalog
 from .. import datasets as dataset_service
 from .. import runs as run_service
@@ -30,15 +30,10 @@ def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
 def run_form(
     dataset: Dataset, algorithm: str | None, objective: str | None, k: str | None
 ) -> dict[str, Any]:
-    """The run form: the chosen algorithm (the registry's default otherwise, or when the data
-    set's shape rules it out: those are greyed out with the reason), the objectives it can
-    work with on this data set, and k."""
-    specs = {
-        name: {**spec.to_dict(), "blocked": catalog.shape_reason(spec, dataset)}
-        for name, spec in engine.ALGORITHMS.items()
-    }
-    usable_now = algorithm in specs and not specs[algorithm]["blocked"]
-    spec = specs[algorithm if usable_now else engine.REGISTRY.default_algorithm]
+    """The run form: the chosen algorithm (the registry's default otherwise), the objectives
+    it can work with on this data set, and k."""
+    specs = {name: spec.to_dict() for name, spec in engine.ALGORITHMS.items()}
+    spec = specs[algorithm if algorithm in specs else engine.REGISTRY.default_algorithm]
     needs = set(spec["requires"]["capabilities"])
     usable = objective_specs(dataset)
     usable = [o for o in usable if needs <= set(o["capabilities"])] or usable
@@ -47,12 +42,19 @@ def run_form(
     chosen = objective if objective in names else (preferred if preferred in names else names[0])
     return {
         "dataset": dataset,
-        "algorithms": list(specs.values()),
+        "algorithms": [{**s, "blocked": _blocked(s["name"], dataset)} for s in specs.values()],
         "algorithm": spec,
         "objectives": usable,
         "objective": next(o for o in usable if o["name"] == chosen),
         "k_value": k if k not in (None, "") else catalog.default_k(dataset),
     }
+
+
+def _blocked(name: str, dataset: Dataset) -> str | None:
+    """Why the run form cannot offer the algorithm on this data set (a required parameter is
+    no reason: the form asks for it)."""
+    spec = engine.ALGORITHMS[name]
+    return None if any(p.required for p in spec.params) else catalog.blocked_reason(spec, dataset)
 
 
 # --------------------------------------------------------------------------- home, data sets
@@ -84,18 +86,18 @@ def generator_form(name: str) -> dict[str, Any]:
 
 def dataset_page(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     dataset_id: int,
     algorithm: str | None,
     objective: str | None,
 ) -> dict[str, Any]:
     dataset = dataset_service.get_dataset(session, dataset_id)
     return {
-        "ds": dataset_service.describe(data_dir, dataset),
-        "preview": dataset_service.preview(data_dir, dataset, 0, 15),
+        "ds": dataset_service.describe(store, dataset),
+        "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
-        "usage": dataset_service.usage(session, dataset_id),
+        "goes_with": dataset_service.what_goes_with(session, dataset_id),
         "compare_algorithms": catalog.compare_choices(dataset),
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,8 +10,9 @@ from sqlmodel import Session
 import engine
 from engine.trace import answer_step
 
-from ... import run_options, storage
+from ... import run_options
 from ...models import ACTIVE, Dataset, Run, RunResult
+from ...storage import ArrayStore
 from .. import datasets as dataset_service
 from .. import runs as run_service
 from ..charts import player, recovery
@@ -22,11 +22,11 @@ from ..charts.style import ADD, MAX_PATH_ROWS, REMOVE, SKY, SWAP_IN, SWAP_OUT
 # --------------------------------------------------------------------------- runs
 
 
-def _true_coef(data_dir: Path, dataset: Dataset) -> np.ndarray | None:
+def _true_coef(store: ArrayStore, dataset: Dataset) -> np.ndarray | None:
     if dataset.true_support is None:
         return None
     try:
-        return storage.load_arrays(data_dir, dataset.file, ("true_coef",))["true_coef"]
+        return store.load(dataset.file, ("true_coef",))["true_coef"]
     except KeyError:  # a generator that knows its support but not its coefficients
         return None
 
@@ -36,7 +36,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     come separately: from ``run_figures`` once the run has ended, from the trace API (only the
     events after the last one the browser has) while it runs, so a long trace never makes the
     page heavy."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
     result = RunResult.model_validate(run.result) if run.result else None
@@ -84,9 +84,9 @@ def stop_text(run: Run, result: RunResult | None, answer_at: int | None) -> str:
     return text
 
 
-def run_figures(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]:
+def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, Any]:
     """The finished run's figures and the player's frames, as one JSON document."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     events = run_service.trace_events(session, run_id)
     names, truth = dataset.feature_names, dataset.true_support
@@ -101,7 +101,7 @@ def run_figures(session: Session, data_dir: Path, run_id: int) -> dict[str, Any]
         figures["coef"] = run_charts.coef_figure(
             [f.model_dump() for f in result.support],
             true_support=truth,
-            true_coef=_true_coef(data_dir, dataset),
+            true_coef=_true_coef(store, dataset),
             names=names,
         )
         if truth is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
@@ -13,6 +12,7 @@ from engine.trace import PATH_POINTS, Event, answer_step
 
 from ...errors import NotFound
 from ...models import ACTIVE, Dataset, Run, RunResult
+from ...storage import ArrayStore
 from .. import datasets as dataset_service
 from .. import lessons, teach, what_if
 from .. import runs as run_service
@@ -120,7 +120,7 @@ def _lesson_of(
 
 def teach_page(
     session: Session,
-    data_dir: Path,
+    store: ArrayStore,
     run_id: int,
     step: str,
     play: bool,
@@ -130,11 +130,11 @@ def teach_page(
     """One decision of a run; ``step`` is the event's step number. With ``k`` or ``nu`` other
     than the run's (small problems only), the decisions are those of the run recomputed at
     once with them (``services.what_if``): shown, never stored."""
-    run = run_service.get_run(session, run_id)
+    run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
     changes = what_if.changes_of(run, k, nu)
-    recomputed = what_if.recompute(data_dir, run, dataset, changes) if changes else None
+    recomputed = what_if.recompute(store, run, dataset, changes) if changes else None
     if recomputed is not None:
         run, events = recomputed.run, recomputed.events
         answer = recomputed.answer

@@ -1,0 +1,1 @@
+"""Alembic revisions, one file each, numbered in order (see ``app.migrations``)."""

@@ -1,0 +1,304 @@
+"""Choosing k by cross-validation: a study and its folds, each fold a run of its own.
+
+A study is checked once at submit (``engine.cv.plan_cv`` with the data set's shape and the
+smallest training part), then stored with one Run row per fold (``Run.cv_id``, ``cv_fold``);
+each fold is queued like any run, so the folds spread over the workers of any backend, and
+``app.jobs.cv_fold`` computes a fold's held-out errors with ``engine.cv.fold_errors``. The
+study has no status of its own: it is done when its folds are, and its curve and chosen k are
+``engine.cv.summarise`` of the stored fold results.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+import engine
+from engine.cv import CVPlan, FoldResult, kfold, plan_cv, summarise
+
+from .. import run_options
+from ..errors import Conflict, InvalidInput, NotFound
+from ..jobs.backend import JobBackend
+from ..models import ACTIVE, CVStudy, Dataset, Run, RunConfig, RunStatus, Task, utcnow
+from ..models_cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
+from ..storage import ArrayStore
+from . import catalog
+from . import runs as run_service
+
+# A failed or cancelled fold decides the study's status before the ones still going.
+_STATUS_ORDER = (RunStatus.failed, RunStatus.cancelled, RunStatus.running, RunStatus.queued)
+
+
+def fold_split(y: np.ndarray, objective: str, n_folds: int, seed: int) -> list[tuple]:
+    """The study's (train, test) rows: ``engine.cv.kfold``, stratified for a classification
+    objective (as ``engine.cv.cross_validate_k`` splits)."""
+    labels = y if engine.OBJECTIVES[objective].task == Task.classification else None
+    return kfold(len(y), n_folds, y=labels, random_state=seed)
+
+
+# --------------------------------------------------------------------------- submitting
+
+
+def _dataset(session: Session, dataset_id: int) -> Dataset:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
+    return dataset
+
+
+def _training_rows(dataset: Dataset, n_folds: int) -> int:
+    """The fewest training rows of a fold (kfold deals the rows round-robin)."""
+    if n_folds > dataset.n_samples:
+        raise InvalidInput(
+            f"n_folds {n_folds} is more than the data set's {dataset.n_samples} rows; "
+            f"choose 2 to {min(dataset.n_samples, 20)}",
+            loc=("body", "n_folds"),
+        )
+    return dataset.n_samples - math.ceil(dataset.n_samples / n_folds)
+
+
+def _check_classes(store: ArrayStore, dataset: Dataset, plan: CVPlan, body: CVCreate) -> None:
+    """A classification objective needs both classes in every fold's training rows."""
+    if engine.OBJECTIVES[plan.objective].task != Task.classification:
+        return
+    y = store.load(dataset.file, ("y",))["y"]
+    for i, (train, _) in enumerate(fold_split(y, plan.objective, body.n_folds, body.seed)):
+        if len(np.unique(y[train])) < 2:
+            raise InvalidInput(
+                f"fold {i} would train on a single class: a class has too few rows for "
+                f"{body.n_folds} folds; choose fewer folds",
+                loc=("body", "n_folds"),
+            )
+
+
+def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> CVPlan:
+    if reason := catalog.engine_only("objective", body.objective):
+        raise InvalidInput(reason, loc=("body", "objective"))
+    try:
+        return plan_cv(
+            body.algorithm,
+            body.objective,
+            k_max=body.k_max,
+            params=body.params,
+            metric=body.metric,
+            n_samples=n_train,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+            task=dataset.task,
+        )
+    except engine.ConfigError as exc:
+        # The engine says k for the largest k scored; a data set without groups needs
+        # another algorithm.
+        field = {"k": "k_max", "groups": "algorithm"}.get(exc.field, exc.field)
+        message = str(exc)
+        if exc.field == "k":
+            message = "k_max" + message[1:] if message.startswith("k ") else f"k_max: {message}"
+        raise InvalidInput(message, loc=("body", field)) from None
+
+
+def submit_cv(session: Session, backend: JobBackend, store: ArrayStore, body: CVCreate) -> CVStudy:
+    """Check the request, store the study and its fold runs in one transaction, queue them."""
+    dataset = _dataset(session, body.dataset_id)
+    plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
+    _check_classes(store, dataset, plan, body)
+    params = run_options.stored(plan.params, standardize=body.standardize)
+    study = CVStudy(
+        dataset_id=dataset.id,
+        algorithm=body.algorithm,
+        objective=body.objective,
+        k_max=plan.k_max,
+        params=params,
+        n_folds=body.n_folds,
+        rule=body.rule,
+        metric=plan.metric,
+        seed=body.seed,
+        plan=plan.to_dict(),
+    )
+    try:
+        session.add(study)
+        session.flush()
+        folds = [
+            Run(
+                dataset_id=dataset.id,
+                algorithm=body.algorithm,
+                objective=body.objective,
+                k=plan.k_max,
+                params=params,
+                seed=body.seed,
+                cv_id=study.id,
+                cv_fold=i,
+            )
+            for i in range(body.n_folds)
+        ]
+        session.add_all(folds)
+        session.flush()
+        backend.enqueue(session, [run.id for run in folds])  # every fold's job, or none
+        session.commit()
+    except IntegrityError:  # the data set was deleted meanwhile
+        session.rollback()
+        raise InvalidInput(
+            f"data set {body.dataset_id} does not exist", loc=("body", "dataset_id")
+        ) from None
+    for run in folds:
+        backend.submit(run.id)
+    return study
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def get_study(session: Session, cv_id: int) -> CVStudy:
+    study = session.get(CVStudy, cv_id)
+    if study is None:
+        raise NotFound(f"cross-validation {cv_id} does not exist")
+    return study
+
+
+def fold_runs(session: Session, cv_id: int) -> list[Run]:
+    return list(session.exec(select(Run).where(Run.cv_id == cv_id).order_by(Run.cv_fold)))
+
+
+def list_studies(session: Session, dataset_id: int, limit: int = 20) -> list[CVStudy]:
+    query = select(CVStudy).where(CVStudy.dataset_id == dataset_id)
+    return list(session.exec(query.order_by(CVStudy.id.desc()).limit(limit)))
+
+
+def status_of(folds: list[Run]) -> RunStatus:
+    """Done when every fold is; failed or cancelled when a fold is; running once a fold has
+    started; else queued."""
+    statuses = {RunStatus(r.status) for r in folds}
+    if statuses <= {RunStatus.done}:
+        return RunStatus.done
+    if RunStatus.done in statuses and statuses <= {RunStatus.done, RunStatus.queued}:
+        return RunStatus.running  # between two folds
+    return next(s for s in _STATUS_ORDER if s in statuses)
+
+
+def fold_results(folds: list[Run]) -> list[FoldResult]:
+    return [FoldResult.from_dict(r.result) for r in folds if r.status == "done" and r.result]
+
+
+def curve(study: CVStudy, folds: list[Run]) -> CVCurve | None:
+    """``engine.cv.summarise`` of the stored fold results, once every fold is done."""
+    if not folds or status_of(folds) != RunStatus.done:
+        return None
+    summary = summarise(fold_results(folds), study.rule)
+    return CVCurve(
+        k=summary.k.tolist(),
+        mean=summary.mean.tolist(),
+        se=summary.se.tolist(),
+        k_min=summary.k_min,
+        k_1se=summary.k_1se,
+        k_best=summary.k_best,
+    )
+
+
+def _fold(run: Run, n_rows: int, n_folds: int) -> CVFold:
+    result = FoldResult.from_dict(run.result) if run.result and run.status == "done" else None
+    n_test = len(range(run.cv_fold or 0, n_rows, n_folds))  # kfold deals rows round-robin
+    return CVFold(
+        fold=run.cv_fold or 0,
+        run_id=run.id,
+        status=run.status,
+        progress=run.progress,
+        n_train=result.n_train if result else n_rows - n_test,
+        n_test=result.n_test if result else n_test,
+        seconds=result.elapsed if result else None,
+        error=run.error,
+    )
+
+
+def public(session: Session, study: CVStudy) -> CVPublic:
+    folds = fold_runs(session, study.id)
+    dataset = session.get(Dataset, study.dataset_id)
+    final = session.get(Run, study.final_run_id) if study.final_run_id else None
+    failed = next((r for r in folds if r.status == RunStatus.failed), None)
+    return CVPublic(
+        **study.model_dump(include={"id", "dataset_id", "algorithm", "objective", "k_max"}),
+        **study.model_dump(include={"n_folds", "rule", "metric", "seed", "created_at"}),
+        params=run_options.engine_params(study.params),
+        standardize=run_options.standardize(study.params),
+        mode=study.plan.get("mode", ""),
+        mode_reason=study.plan.get("reason", ""),
+        status=status_of(folds) if folds else RunStatus.failed,
+        folds_done=sum(r.status == RunStatus.done for r in folds),
+        folds_total=study.n_folds,
+        folds=[_fold(r, dataset.n_samples, study.n_folds) for r in folds],
+        error=f"fold {failed.cv_fold}: {failed.error}" if failed else None,
+        curve=curve(study, folds),
+        final_run_id=final.id if final else None,
+        final_run_url=f"/api/runs/{final.id}" if final else None,
+        url=f"/api/cv/{study.id}",
+        page_url=f"/cv/{study.id}",
+    )
+
+
+# --------------------------------------------------------------------------- acting
+
+
+def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFinalCreate) -> Run:
+    """The run at the chosen k (or ``body.k``) on all rows, with the study's settings; the
+    same request again returns the same run."""
+    study = get_study(session, cv_id)
+    folds = fold_runs(session, cv_id)
+    summary = curve(study, folds)
+    if summary is None:
+        raise Conflict(
+            f"the final run needs every fold of cross-validation {cv_id} done; it is "
+            f"{status_of(folds)}"
+        )
+    k = summary.k_best if body.k is None else body.k
+    if k > study.k_max:
+        raise InvalidInput(
+            f"k must be between 1 and k_max = {study.k_max}, the sizes the study scored",
+            loc=("body", "k"),
+        )
+    final = session.get(Run, study.final_run_id) if study.final_run_id else None
+    if final is not None and final.k == k and final.record_candidates == body.record_candidates:
+        return final
+    config = RunConfig(
+        algorithm=study.algorithm,
+        objective=study.objective,
+        k=k,
+        params=run_options.engine_params(study.params),
+        record_candidates=body.record_candidates,
+        standardize=run_options.standardize(study.params),
+    )
+    dataset = session.get(Dataset, study.dataset_id)
+    params = run_service.validate_config(config, dataset)
+    run = Run(
+        dataset_id=study.dataset_id,
+        algorithm=study.algorithm,
+        objective=study.objective,
+        k=k,
+        params=run_options.stored(params, standardize=config.standardize),
+        record_candidates=body.record_candidates,
+        seed=study.seed,
+    )
+    session.add(run)
+    session.flush()
+    study.final_run_id = run.id
+    session.add(study)
+    backend.enqueue(session, [run.id])
+    session.commit()
+    backend.submit(run.id)
+    return run
+
+
+def cancel_study(session: Session, cv_id: int) -> CVStudy:
+    """Cancel the folds still queued (at once) or running (at their next event)."""
+    study = get_study(session, cv_id)
+    session.exec(
+        update(Run)
+        .where(Run.cv_id == cv_id, Run.status == RunStatus.queued)
+        .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
+    )
+    session.exec(
+        update(Run).where(Run.cv_id == cv_id, Run.status.in_(ACTIVE)).values(cancel_requested=True)
+    )
+    session.commit()
+    return study

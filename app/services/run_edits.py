@@ -1,0 +1,109 @@
+"""What people change on runs after the fact: a name, notes and tags; deleting a run; a
+comparison made from runs that exist (``ComparisonRun`` links, a run may be in several).
+
+A comparison's own runs (those it queued) point to it through ``Run.comparison_id``; runs
+compared later are linked. ``runs.get_comparison`` reads both.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, exists, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from ..errors import Conflict, InvalidInput, NotFound
+from ..models import ACTIVE, Comparison, ComparisonPublic, ComparisonRun, CVStudy, Run
+from ..models_edit import ComparisonFromRuns, RunUpdate
+from .runs import get_comparison, get_run, get_selection_run
+
+
+def update_run(session: Session, run_id: int, body: RunUpdate) -> Run:
+    """Set the fields the body names (and only those)."""
+    run = get_selection_run(session, run_id)
+    for field in sorted(body.model_fields_set):
+        value = getattr(body, field)
+        if value is None:
+            empty = "[]" if field == "tags" else '""'
+            raise InvalidInput(
+                f"{field} cannot be null; send {empty} to clear it", loc=("body", field)
+            )
+        setattr(run, field, value)
+    session.add(run)
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def delete_run(session: Session, run_id: int) -> None:
+    """Delete a finished run with its trace; a queued or running one is refused (cancel it
+    first). It leaves the comparisons it was in; a comparison left with no run goes too."""
+    run = get_run(session, run_id)
+    if run.cv_id is not None:
+        raise Conflict(
+            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; a fold goes "
+            "with its cross-validation, not alone"
+        )
+    comparisons = set(
+        session.exec(select(ComparisonRun.comparison_id).where(ComparisonRun.run_id == run_id))
+    )
+    if run.comparison_id is not None:
+        comparisons.add(run.comparison_id)
+    # One statement: a run cannot start between the check and the deletion.
+    deleted = session.exec(delete(Run).where(Run.id == run_id, Run.status.not_in(ACTIVE))).rowcount
+    if deleted == 0:
+        session.rollback()
+        if session.get(Run, run_id) is None:
+            raise NotFound(f"run {run_id} does not exist")  # deleted meanwhile
+        raise Conflict(
+            f"run {run_id} is {session.get(Run, run_id).status}; cancel it first "
+            f"(POST /api/runs/{run_id}/cancel), then delete it"
+        )
+    # A cross-validation's final run has no foreign key (runs point to studies): unset it.
+    session.exec(update(CVStudy).where(CVStudy.final_run_id == run_id).values(final_run_id=None))
+    if comparisons:
+        owned = exists().where(Run.comparison_id == Comparison.id)
+        linked = exists().where(ComparisonRun.comparison_id == Comparison.id)
+        session.exec(delete(Comparison).where(Comparison.id.in_(comparisons), ~owned, ~linked))
+    session.commit()
+
+
+def comparison_from_runs(session: Session, body: ComparisonFromRuns) -> ComparisonPublic:
+    """A comparison of runs that exist, all on one data set (not folds of a
+    cross-validation); InvalidInput names the runs that do not fit."""
+    ids = list(dict.fromkeys(body.run_ids))
+    loc = ("body", "run_ids")
+    if len(ids) < 2:
+        raise InvalidInput("give at least two different runs to compare", loc=loc)
+    runs = {r.id: r for r in session.exec(select(Run).where(Run.id.in_(ids)))}
+    if missing := [i for i in ids if i not in runs]:
+        raise InvalidInput(f"no run {_ids(missing)}", loc=loc)
+    if folds := [i for i in ids if runs[i].cv_id is not None]:
+        raise InvalidInput(
+            f"run {_ids(folds)}: folds of a cross-validation are compared on its page", loc=loc
+        )
+    datasets = sorted({r.dataset_id for r in runs.values()})
+    if len(datasets) > 1:
+        by = "; ".join(
+            f"data set {d}: run {_ids([i for i in ids if runs[i].dataset_id == d])}"
+            for d in datasets
+        )
+        raise InvalidInput(
+            f"the runs are on {len(datasets)} data sets ({by}); compare runs of one data set",
+            loc=loc,
+        )
+    comparison = Comparison(dataset_id=datasets[0], name=body.name)
+    session.add(comparison)
+    try:
+        session.flush()
+        session.add_all(ComparisonRun(comparison_id=comparison.id, run_id=i) for i in ids)
+        session.commit()
+    except IntegrityError:  # a run was deleted meanwhile
+        session.rollback()
+        raise InvalidInput(
+            "a run was deleted while the comparison was made; try again", loc=loc
+        ) from None
+    return get_comparison(session, comparison.id)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(str(i) for i in ids)

@@ -1,0 +1,75 @@
+"""Transient database errors: worth another try, never a run's or a request's failure.
+
+A SQLite write lock held longer than the busy timeout, a PostgreSQL connection dropped by a
+restart, a serialization failure or a deadlock: the same statement succeeds a moment later.
+Workers retry their writes with backoff (``retried``); the API answers 503 with Retry-After
+(``app.errors``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+log = logging.getLogger(__name__)
+
+# Long enough to outlast a backup or vacuum holding the lock, or a database restart; a worker
+# that cannot write for longer stops, and its run is requeued (never failed).
+RETRY_SECONDS = 120.0
+FIRST_DELAY, MAX_DELAY = 0.05, 0.5  # a retry waits the busy timeout too
+RETRY_AFTER_SECONDS = 2  # what clients are told to wait
+
+# serialization failure, deadlock, lock not available, admin/crash shutdown, cannot connect now
+_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03"}
+_SQLITE_TRANSIENT = ("database is locked", "database table is locked", "database is busy")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def is_transient(exc: BaseException) -> bool:
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in _PG_TRANSIENT or sqlstate.startswith("08")  # 08: connection
+    if not isinstance(exc, OperationalError):
+        return False
+    message = str(exc.orig).lower()
+    # psycopg's connection failures carry no SQLSTATE; SQLite's locks say so in words.
+    return type(exc.orig).__module__.startswith("psycopg") or any(
+        text in message for text in _SQLITE_TRANSIENT
+    )
+
+
+def retry(fn: Callable[[], T], seconds: float = RETRY_SECONDS) -> T:
+    """``fn()``, tried again with growing pauses while it fails transiently, for at most
+    ``seconds``; the last error is raised then (and any other error at once)."""
+    give_up = time.monotonic() + seconds
+    delay = FIRST_DELAY
+    while True:
+        try:
+            return fn()
+        except Exception as exc:
+            if not is_transient(exc) or time.monotonic() + delay > give_up:
+                raise
+            log.warning("transient database error, retrying in %.2f s: %s", delay, exc.orig)
+            time.sleep(delay)
+            delay = min(delay * 2, MAX_DELAY)
+
+
+def retried(fn: Callable[P, T]) -> Callable[P, T]:
+    """``fn`` retried as ``retry`` does: for functions that are one transaction each."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        return retry(lambda: fn(*args, **kwargs))
+
+    return wrapper
