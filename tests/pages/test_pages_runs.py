@@ -194,3 +194,21 @@ def test_dataset_page_renames_and_names_what_a_deletion_takes(site, idle):
     assert "disabled" in button[: button.index(">")]
     assert "1 run is queued or running on it: cancel it or wait, then delete." in page
     assert site.client.delete(f"/api/datasets/{ds['id']}").status_code == 204
+
+
+def test_runs_table_shows_the_stored_auc_the_run_page_draws(site):
+    """The support-recovery AUC is stored with the result (from the path), so the table shows
+    and sorts it without reading traces; it is the run page's AUC."""
+    client = site.client
+    auc = site.foba["result"]["recovery"]["auc"]
+    assert auc is not None and 0 <= auc <= 1
+    run_page = html_of(client, f"/runs/{site.foba['id']}")
+    drawn = re.search(r'ROC AUC</span><span class="value">([^<]+)<', run_page).group(1)
+    table = html_of(client, "/runs?sort=auc")
+    row = table[table.index(f'<tr data-run="{site.foba["id"]}">') :]
+    assert f'<td class="num">{drawn}</td>' in row[: row.index("</tr>")]
+    assert 'data-sort="auc">AUC ▼<' in table
+    scores = [client.get(f"/api/runs/{i}").json()["result"] for i in run_ids(table)]
+    known = [r["recovery"]["auc"] for r in scores if r and r["recovery"]]
+    assert known == sorted(known, reverse=True)
+    assert site.failed["result"] is None or site.failed["result"]["recovery"] is None
