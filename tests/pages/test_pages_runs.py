@@ -171,6 +171,8 @@ def test_comparison_page_of_runs_compared_later(site):
     cid = response.json()["id"]
     page = html_of(site.client, f"/comparisons/{cid}")
     assert "foba-obj" in page and "forward-obj" in page and "Selected sets side by side" in page
+    # One with a test split, one without: the page says so rather than quoting the first run's.
+    assert "objective least_squares, k = 3, splits differ between runs" in page
     by_k = html_of(site.client, f"/comparisons/{cid}/by-k", headers=HX)
     assert "chart-objective-k" in by_k
     assert 'id="compare-ticked"' in html_of(site.client, "/runs")
