@@ -3,7 +3,7 @@ its fit on the training and test rows, and its recovery of a known true support.
 
 from __future__ import annotations
 
-from sqlmodel import SQLModel
+from sqlmodel import Field, SQLModel
 
 
 class SelectedFeature(SQLModel):
@@ -35,6 +35,12 @@ class SupportRecovery(SQLModel):
     selection_error: int
     selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
     exact_recovery: bool
+    auc: float | None = Field(
+        None,
+        description="Support-recovery ROC AUC, the features ranked by the order the path first "
+        "admitted them; none when every feature is true (or none is), or for runs stored "
+        "before it was recorded.",
+    )
 
 
 class RunResult(SQLModel):

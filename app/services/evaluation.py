@@ -92,7 +92,19 @@ def fit_metrics(X: Any, y: np.ndarray, coef: np.ndarray, intercept: float, task:
     return FitMetrics(n_samples=len(y), accuracy=accuracy, log_loss=_finite(log_loss))
 
 
-def recovery(support: np.ndarray, true_support: list[int], names: list[str]) -> SupportRecovery:
+def path_auc(events: Any, true_support: list[int], n_features: int) -> float | None:
+    """The support-recovery ROC AUC of a path (features ranked by first admission, as the run
+    page draws it), or None when the truth has no true or no false feature."""
+    try:
+        curve = measures.roc_curve(measures.path_order(events), list(true_support), n_features)
+    except ValueError:
+        return None
+    return _finite(float(curve.auc))
+
+
+def recovery(
+    support: np.ndarray, true_support: list[int], names: list[str], events: Any = ()
+) -> SupportRecovery:
     selected, truth = set(support.tolist()), set(true_support)
     hits = len(selected & truth)
     false_pos = measures.feature_selection_error(support, true_support)  # |S \ S*|
@@ -107,6 +119,7 @@ def recovery(support: np.ndarray, true_support: list[int], names: list[str]) -> 
         f_measure=measures.f_measure(support, true_support),
         selection_error=false_pos + false_neg,
         exact_recovery=selected == truth,
+        auc=path_auc(events, true_support, len(names)),
     )
 
 
@@ -133,7 +146,9 @@ def summarise(
         train=fit_metrics(*train, coef, intercept, task),
         test=fit_metrics(*test, coef, intercept, task) if test is not None else None,
         recovery=(
-            recovery(result.support, true_support, names) if true_support is not None else None
+            recovery(result.support, true_support, names, result.trace)
+            if true_support is not None
+            else None
         ),
     )
 

@@ -157,3 +157,37 @@ def test_rename_and_delete_a_data_set_from_its_page(server: str, page: Any) -> N
     page.click("#confirm-delete button[type=submit]")
     page.wait_for_url(f"{server}/")
     assert httpx.get(f"{server}/api/datasets/{ds['id']}", timeout=10).status_code == 404
+
+
+def test_ticks_survive_sorting_and_filtering(server: str, page: Any, runs: dict) -> None:
+    """Runs can be picked from several views of the table: a tick stays while HTMX swaps it
+    (a filter that hides the run, a sort), and the comparison takes every ticked run."""
+    # (The test above deletes the forward run: "other", on the second data set, stays.)
+    omp, foba, other = runs["omp"]["id"], runs["foba"]["id"], runs["other"]["id"]
+    page.goto(f"{server}/runs")
+    page.evaluate("window.sameDocument = true")
+    page.check(f"#runs-table tr[data-run='{omp}'] input.tick")
+    page.select_option("#f-algorithm", "foba-obj")  # hides the ticked omp run
+    page.wait_for_function("location.search.includes('algorithm=foba-obj')")
+    page.wait_for_function(
+        "id => document.querySelector(`#runs-table tr[data-run='${id}']`)", arg=foba
+    )
+    page.check(f"#runs-table tr[data-run='{foba}'] input.tick")
+    compare = page.locator("#compare-ticked button[type=submit]")
+    assert compare.is_enabled()
+    assert f"(#{omp}, #{foba})" in page.inner_text("#compare-ticked .tick-note")
+    page.select_option("#f-algorithm", "")
+    page.wait_for_function("!location.search.includes('algorithm')")
+    page.click("#runs-table th a[data-sort=k]")
+    page.wait_for_function("location.search.includes('sort=k')")
+    # The ticks come back once HTMX has settled the new table (just after the URL changes).
+    page.wait_for_function(
+        "ids => ids.every(([id, on]) => "
+        "document.querySelector(`#runs-table tr[data-run='${id}'] input.tick`).checked === on)",
+        arg=[[omp, True], [foba, True], [other, False]],
+    )
+    assert page.evaluate("window.sameDocument") is True
+    compare.click()
+    page.wait_for_url("**/comparisons/*")
+    compared = api(server, "GET", "/api/comparisons/" + page.url.rsplit("/", 1)[1])
+    assert sorted(r["id"] for r in compared["runs"]) == sorted([omp, foba])

@@ -171,6 +171,8 @@ def test_comparison_page_of_runs_compared_later(site):
     cid = response.json()["id"]
     page = html_of(site.client, f"/comparisons/{cid}")
     assert "foba-obj" in page and "forward-obj" in page and "Selected sets side by side" in page
+    # One with a test split, one without: the page says so rather than quoting the first run's.
+    assert "objective least_squares, k = 3, splits differ between runs" in page
     by_k = html_of(site.client, f"/comparisons/{cid}/by-k", headers=HX)
     assert "chart-objective-k" in by_k
     assert 'id="compare-ticked"' in html_of(site.client, "/runs")
@@ -194,3 +196,21 @@ def test_dataset_page_renames_and_names_what_a_deletion_takes(site, idle):
     assert "disabled" in button[: button.index(">")]
     assert "1 run is queued or running on it: cancel it or wait, then delete." in page
     assert site.client.delete(f"/api/datasets/{ds['id']}").status_code == 204
+
+
+def test_runs_table_shows_the_stored_auc_the_run_page_draws(site):
+    """The support-recovery AUC is stored with the result (from the path), so the table shows
+    and sorts it without reading traces; it is the run page's AUC."""
+    client = site.client
+    auc = site.foba["result"]["recovery"]["auc"]
+    assert auc is not None and 0 <= auc <= 1
+    run_page = html_of(client, f"/runs/{site.foba['id']}")
+    drawn = re.search(r'ROC AUC</span><span class="value">([^<]+)<', run_page).group(1)
+    table = html_of(client, "/runs?sort=auc")
+    row = table[table.index(f'<tr data-run="{site.foba["id"]}">') :]
+    assert f'<td class="num">{drawn}</td>' in row[: row.index("</tr>")]
+    assert 'data-sort="auc">AUC ▼<' in table
+    scores = [client.get(f"/api/runs/{i}").json()["result"] for i in run_ids(table)]
+    known = [r["recovery"]["auc"] for r in scores if r and r["recovery"]]
+    assert known == sorted(known, reverse=True)
+    assert site.failed["result"] is None or site.failed["result"]["recovery"] is None

@@ -27,6 +27,43 @@ def _label(run: Any, runs: Sequence[Any]) -> str:
     return base if len(same) == 1 else f"{base} #{run.id}"
 
 
+def setting(runs: Sequence[Any]) -> str:
+    """What the runs share, or that they differ: a comparison made from existing runs may mix
+    k, objectives and splits (then their test errors are not measured on the same rows)."""
+    if not runs:
+        return ""
+
+    def listed(values: list[Any]) -> list[str]:
+        return sorted({"none" if v is None else str(v) for v in values})
+
+    objectives, ks = listed([r.objective for r in runs]), listed([r.k for r in runs])
+    splits = {(r.test_fraction, r.seed) for r in runs}
+    parts = [
+        f"objective {objectives[0]}"
+        if len(objectives) == 1
+        else f"objectives {', '.join(objectives)}",
+        f"k = {ks[0]}" if len(ks) == 1 else f"k = {', '.join(ks)} (differs between runs)",
+    ]
+    if len(splits) > 1:
+        parts.append("splits differ between runs (their test errors use different rows)")
+    else:
+        fraction, seed = next(iter(splits))
+        parts.append(
+            f"{fraction * 100:.3g}% held out for testing (seed {seed})"
+            if fraction
+            else "no test split"
+        )
+    scaled = sum(1 for r in runs if r.standardize)
+    parts.append(
+        "columns standardized"
+        if scaled == len(runs)
+        else "columns as given (not standardized)"
+        if scaled == 0
+        else f"columns standardized in {scaled} runs only"
+    )
+    return ", ".join(parts)
+
+
 def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
     comparison = run_service.get_comparison(session, comparison_id)
     dataset = dataset_service.get_dataset(session, comparison.dataset_id)
@@ -56,6 +93,7 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
         "ds": dataset,
         "labels": labels,
         "live": any(r.status in ACTIVE for r in runs),
+        "setting": setting(runs),
         "selected": {rid: set(names) for rid, names in selected.items()},
         "feature_rows": rows,
         "counts": counts,

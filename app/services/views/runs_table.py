@@ -43,6 +43,7 @@ SORTS: dict[str, tuple[Any, str]] = {
     # Regression: test MSE; classification: test error rate (1 - accuracy).
     "test_error": (func.coalesce(_result("test", "mse"), 1 - _result("test", "accuracy")), "asc"),
     "f_measure": (_result("recovery", "f_measure"), "desc"),
+    "auc": (_result("recovery", "auc"), "desc"),
     "time": (_result("engine_seconds"), "asc"),
 }
 
@@ -203,6 +204,7 @@ def _row(run: Run, dataset_name: str) -> dict[str, Any]:
         "objective": result.get("objective"),
         "test_error": test_error,
         "f_measure": recovery.get("f_measure"),
+        "auc": recovery.get("auc"),
         "seconds": result.get("engine_seconds"),
         "active": run.status in ACTIVE,
     }
