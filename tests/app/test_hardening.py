@@ -82,7 +82,8 @@ def test_database_and_data_files_are_readable_by_the_owner_only(tmp_path: Path) 
 
 def test_options_lists_the_methods_of_the_resource(client) -> None:
     expected = {
-        "/api/datasets/1": "DELETE, GET, OPTIONS",
+        "/api/datasets/1": "DELETE, GET, OPTIONS, PATCH",
+        "/api/runs/1": "DELETE, GET, OPTIONS, PATCH",
         "/api/datasets": "GET, OPTIONS, POST",
         "/api/datasets/generate": "OPTIONS, POST",
         "/api/runs/1/cancel": "OPTIONS, POST",
@@ -92,7 +93,7 @@ def test_options_lists_the_methods_of_the_resource(client) -> None:
         response = client.options(url)
         assert response.status_code == 204 and response.headers["allow"] == allow, url
     wrong = client.put("/api/datasets/1")
-    assert wrong.status_code == 405 and wrong.headers["allow"] == "DELETE, GET, OPTIONS"
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "DELETE, GET, OPTIONS, PATCH"
     # a method no route at this very path takes: not GET /api/datasets/{dataset_id}
     assert client.get("/api/datasets/generate").status_code == 405
 
