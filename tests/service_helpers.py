@@ -65,3 +65,22 @@ def wait_for(
             return run
         assert time.monotonic() < deadline, f"run {run_id} still {run['status']}"
         time.sleep(0.05)
+
+
+@contextmanager
+def postgres_database(user: str, prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards (even with clients
+    still connected): for tests whose subject is a whole database (migrations, the queue)."""
+    import uuid
+
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = f"postgresql://{user}@127.0.0.1:5432/test"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield f"postgresql://{user}@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 from app_helpers import full_trace, regression_csv, upload_ok, wait_for_events
 from procrastinate.exceptions import AlreadyEnqueued
-from service_helpers import FAST_JOBS, make_settings, serve, submit, wait_for
+from service_helpers import FAST_JOBS, make_settings, postgres_database, serve, submit, wait_for
 from sqlalchemy import text
 from sqlmodel import Session
 
@@ -44,17 +43,8 @@ ALGORITHMS = ["foba-obj", "foba-gdt", "forward-obj", "omp", "stepwise", "backwar
 
 @pytest.fixture(scope="module")
 def queue_db(postgres_user: str) -> Iterator[str]:
-    import psycopg
-
-    name = f"foba_q_{uuid.uuid4().hex[:12]}"
-    admin = f"postgresql://{postgres_user}@127.0.0.1:5432/test"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield f"postgresql://{postgres_user}@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    with postgres_database(postgres_user, "foba_q") as url:
+        yield url
 
 
 def web_settings(data_dir: Path, url: str) -> Settings:

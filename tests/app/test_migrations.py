@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from service_helpers import make_settings, serve
+from service_helpers import make_settings, postgres_database, serve
 from sqlalchemy import Engine, text
 from sqlmodel import Session, SQLModel, select
 
@@ -34,18 +33,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'm.db'}"
         return
-    import psycopg
-
-    user = request.getfixturevalue("postgres_user")
-    name = f"m_{uuid.uuid4().hex[:12]}"
-    admin = f"postgresql://{user}@127.0.0.1:5432/test"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield f"postgresql://{user}@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    with postgres_database(request.getfixturevalue("postgres_user"), "m") as url:
+        yield url
 
 
 @pytest.fixture
