@@ -108,6 +108,7 @@ def test_sign_in_page_is_open_and_a_wrong_key_is_refused(keyed) -> None:
     page = keyed.get("/signin?next=/teach")
     assert page.status_code == 200 and 'type="password"' in page.text
     assert 'name="next" value="/teach"' in page.text
+    assert 'href="/runs"' not in page.text  # no links to pages that would send it back here
     wrong = keyed.post("/signin", data={"key": "guess", "next": "/"}, follow_redirects=False)
     assert wrong.status_code == 401 and "not this server" in wrong.text
     assert COOKIE not in wrong.headers.get("set-cookie", "")
