@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Engine, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..models import Run, RunStatus, TraceEvent, utcnow
+from ..models import ACTIVE, Run, RunStatus, TraceEvent, utcnow
 from ..transient import retried
 from .run_errors import scrub
 
@@ -169,6 +169,24 @@ def release(db: Engine, held: Claim) -> None:
             update(Run)
             .where(Run.id == held.run_id, Run.claim_token == held.token)
             .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
+        )
+
+
+@retried
+def cancel_folds(db: Engine, cv_id: int) -> None:
+    """Cancel a cross-validation's folds: the queued ones at once, the running ones at their
+    next event (the user's cancel, or a fold that failed: the study has failed, so the other
+    folds' work would be thrown away)."""
+    with db.begin() as conn:
+        conn.execute(
+            update(Run)
+            .where(Run.cv_id == cv_id, Run.status == RunStatus.queued)
+            .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
+        )
+        conn.execute(
+            update(Run)
+            .where(Run.cv_id == cv_id, Run.status.in_(ACTIVE))
+            .values(cancel_requested=True)
         )
 
 

@@ -231,6 +231,8 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
         )
     except lease.LeaseLost:
         return None
+    if fold is not None and status == RunStatus.failed:
+        lease.cancel_folds(ctx.db, job.run.cv_id)  # the study has failed: spare the others
     return status
 
 

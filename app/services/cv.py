@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -22,8 +21,9 @@ from engine.cv import CVPlan, FoldResult, kfold, plan_cv, summarise
 
 from .. import run_options
 from ..errors import Conflict, InvalidInput, NotFound
+from ..jobs import lease
 from ..jobs.backend import JobBackend
-from ..models import ACTIVE, CVStudy, Dataset, Run, RunConfig, RunStatus, Task, utcnow
+from ..models import CVStudy, Dataset, Run, RunConfig, RunStatus, Task
 from ..models_cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
 from ..storage import ArrayStore
 from . import catalog
@@ -292,13 +292,6 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
 def cancel_study(session: Session, cv_id: int) -> CVStudy:
     """Cancel the folds still queued (at once) or running (at their next event)."""
     study = get_study(session, cv_id)
-    session.exec(
-        update(Run)
-        .where(Run.cv_id == cv_id, Run.status == RunStatus.queued)
-        .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
-    )
-    session.exec(
-        update(Run).where(Run.cv_id == cv_id, Run.status.in_(ACTIVE)).values(cancel_requested=True)
-    )
-    session.commit()
+    lease.cancel_folds(session.get_bind(), cv_id)
+    session.expire_all()  # the folds changed in another transaction
     return study

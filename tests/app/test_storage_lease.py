@@ -14,7 +14,7 @@ from app.db import make_db, normalise_url
 from app.errors import Conflict
 from app.jobs import lease
 from app.migrations import prepare_schema
-from app.models import Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
+from app.models import CVStudy, Dataset, IdempotencyKey, Run, RunStatus, TraceEvent, utcnow
 from app.services.datasets import delete_dataset
 from app.storage import DirectoryStore
 
@@ -235,3 +235,36 @@ def test_take_over_recovers_a_dead_attempt_then_claims_at_most_max_attempts(db: 
         conn.execute(update(Run).where(Run.id == cancelled).values(cancel_requested=True))
     assert lease.take_over(db, cancelled, "host-b:2", max_attempts=3) is None
     assert get_run(db, cancelled).status == RunStatus.cancelled
+
+
+def test_cancel_folds_ends_the_queued_folds_and_asks_the_running_ones_to_stop(db: Engine) -> None:
+    dataset_id = add_dataset(db)
+    with Session(db) as session:
+        study = CVStudy(
+            dataset_id=dataset_id,
+            algorithm="omp",
+            objective="least_squares",
+            k_max=2,
+            params={},
+            n_folds=3,
+            rule="min",
+            metric="mse",
+            seed=0,
+            plan={},
+        )
+        session.add(study)
+        session.commit()
+        study_id = study.id
+    folds = {status: add_run(db, dataset_id, status) for status in RunStatus}
+    other = add_run(db, dataset_id, RunStatus.queued)  # not a fold: untouched
+    with db.begin() as conn:
+        conn.execute(update(Run).where(Run.id.in_(folds.values())).values(cv_id=study_id))
+    lease.cancel_folds(db, study_id)
+    after = {status: get_run(db, run_id) for status, run_id in folds.items()}
+    assert after[RunStatus.queued].status == RunStatus.cancelled
+    assert after[RunStatus.queued].finished_at is not None
+    assert after[RunStatus.running].status == RunStatus.running  # it stops at its next event
+    assert after[RunStatus.running].cancel_requested
+    for status in (RunStatus.done, RunStatus.failed, RunStatus.cancelled):
+        assert after[status].status == status and not after[status].cancel_requested
+    assert get_run(db, other).status == RunStatus.queued and not get_run(db, other).cancel_requested
