@@ -485,6 +485,7 @@ class IdempotencyKey(SQLModel, table=True):
     comparison_id: int | None = Field(
         default=None, foreign_key="comparisons.id", ondelete="CASCADE"
     )
+    cv_id: int | None = Field(default=None, foreign_key="cv_studies.id", ondelete="CASCADE")
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -8,6 +8,7 @@ from ..deps import BackendDep, Id, SessionDep, StoreDep
 from ..models import Message, RunPublic
 from ..models_cv import CVCreate, CVFinalCreate, CVPublic
 from ..services import cv
+from .runs import IdempotencyKey
 
 router = APIRouter(tags=["cross-validation"])
 NOT_FOUND = {404: {"model": Message}}
@@ -20,10 +21,11 @@ def submit_cv(
     store: StoreDep,
     body: CVCreate,
     response: Response,
+    idempotency_key: IdempotencyKey = None,
 ):
     """Choose k by K-fold cross-validation: one job per fold; poll the study's URL until its
     status is final, then read the curve and the chosen k."""
-    study = cv.submit_cv(session, backend, store, body)
+    study = cv.submit_cv(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/cv/{study.id}"
     return cv.public(session, study)
 

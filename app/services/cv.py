@@ -23,10 +23,10 @@ from .. import run_options
 from ..errors import Conflict, InvalidInput, NotFound
 from ..jobs import lease
 from ..jobs.backend import JobBackend
-from ..models import CVStudy, Dataset, Run, RunConfig, RunStatus, Task
+from ..models import CVStudy, Dataset, IdempotencyKey, Run, RunConfig, RunStatus, Task
 from ..models_cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
 from ..storage import ArrayStore
-from . import catalog
+from . import catalog, idempotency
 from . import runs as run_service
 
 # A failed or cancelled fold decides the study's status before the ones still going.
@@ -100,8 +100,14 @@ def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> CVPlan:
         raise InvalidInput(message, loc=("body", field)) from None
 
 
-def submit_cv(session: Session, backend: JobBackend, store: ArrayStore, body: CVCreate) -> CVStudy:
-    """Check the request, store the study and its fold runs in one transaction, queue them."""
+def submit_cv(
+    session: Session, backend: JobBackend, store: ArrayStore, body: CVCreate, key: str | None
+) -> CVStudy:
+    """Check the request, store the study and its fold runs in one transaction, queue them;
+    a repeated Idempotency-Key returns the study its first use made."""
+    request_hash = idempotency.digest("cv", body)
+    if seen := idempotency.lookup(session, key, request_hash):
+        return get_study(session, seen.cv_id)
     dataset = _dataset(session, body.dataset_id)
     plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
     _check_classes(store, dataset, plan, body)
@@ -135,14 +141,16 @@ def submit_cv(session: Session, backend: JobBackend, store: ArrayStore, body: CV
             for i in range(body.n_folds)
         ]
         session.add_all(folds)
-        session.flush()
+        if key is not None:
+            session.add(IdempotencyKey(key=key, request_hash=request_hash, cv_id=study.id))
+        session.flush()  # a repeated key fails here, before any job is queued
         backend.enqueue(session, [run.id for run in folds])  # every fold's job, or none
         session.commit()
-    except IntegrityError:  # the data set was deleted meanwhile
+    except IntegrityError:  # the same key used concurrently, or the data set deleted meanwhile
         session.rollback()
-        raise InvalidInput(
-            f"data set {body.dataset_id} does not exist", loc=("body", "dataset_id")
-        ) from None
+        return get_study(
+            session, idempotency.winner(session, key, request_hash, body.dataset_id).cv_id
+        )
     for run in folds:
         backend.submit(run.id)
     return study

@@ -35,3 +35,11 @@ def lookup(session: Session, key: str | None, request_hash: str) -> IdempotencyK
             loc=("header", HEADER.lower()),
         )
     return found
+
+
+def winner(session: Session, key: str | None, request_hash: str, dataset_id: int) -> IdempotencyKey:
+    """After a failed insert: the concurrent submit that used the same key, if that was it."""
+    seen = lookup(session, key, request_hash)
+    if seen is None:  # the other constraint: the data set was deleted meanwhile
+        raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
+    return seen

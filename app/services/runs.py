@@ -131,7 +131,9 @@ def submit_run(
         session.commit()
     except IntegrityError:
         session.rollback()
-        return get_run(session, _winner(session, key, request_hash, body.dataset_id).run_id)
+        return get_run(
+            session, idempotency.winner(session, key, request_hash, body.dataset_id).run_id
+        )
     backend.submit(run.id)
     return run
 
@@ -170,21 +172,11 @@ def submit_comparison(
         session.commit()
     except IntegrityError:
         session.rollback()
-        winner = _winner(session, key, request_hash, body.dataset_id)
+        winner = idempotency.winner(session, key, request_hash, body.dataset_id)
         return get_comparison(session, winner.comparison_id)
     for run in runs:
         backend.submit(run.id)
     return get_comparison(session, comparison.id)
-
-
-def _winner(
-    session: Session, key: str | None, request_hash: str, dataset_id: int
-) -> IdempotencyKey:
-    """After a failed insert: the concurrent submit that used the same key, if that was it."""
-    seen = idempotency.lookup(session, key, request_hash)
-    if seen is None:  # the other constraint: the data set was deleted meanwhile
-        raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
-    return seen
 
 
 # --------------------------------------------------------------------------- reading

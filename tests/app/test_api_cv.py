@@ -190,6 +190,25 @@ def test_unknown_and_unfinished_studies(client) -> None:
     assert client.get("/cv/999").status_code == 404
 
 
+def test_an_idempotency_key_returns_the_first_study_and_queues_its_folds_once(client) -> None:
+    ds = upload_ok(client, regression_csv(n=30, d=6, support=(1, 4)))
+    body = {"dataset_id": ds["id"], "algorithm": "omp", "k_max": 4, "n_folds": 3}
+    key = {"Idempotency-Key": "cv-1"}
+    first = client.post("/api/cv", json=body, headers=key)
+    again = client.post("/api/cv", json=body, headers=key)
+    assert first.status_code == again.status_code == 202
+    assert again.json()["id"] == first.json()["id"]
+    assert len(client.get(f"/api/cv/{first.json()['id']}").json()["folds"]) == 3
+    assert client.get("/api/cv/2").status_code == 404  # no second study was made
+    other = client.post("/api/cv", json={**body, "k_max": 3}, headers=key)
+    assert other.status_code == 422 and "different request" in other.json()["detail"][0]["msg"]
+    # The same key on a run is another request too: the key names one request only.
+    run = client.post(
+        "/api/runs", json={"dataset_id": ds["id"], "algorithm": "omp", "k": 2}, headers=key
+    )
+    assert run.status_code == 422
+
+
 def test_a_fold_is_read_through_its_study(client) -> None:
     """A fold's result is held-out errors, not a selection: the run pages and the export
     point to the study instead of failing on it."""
