@@ -43,6 +43,7 @@ from ..models_edit import DatasetUpdate
 from ..storage import ArrayStore
 from . import catalog, columns
 from .csv_upload import UploadLimits, parse_csv
+from .updates import apply_update
 from .upload_words import Words
 
 
@@ -292,18 +293,12 @@ def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> Dat
 
 def update_dataset(session: Session, dataset_id: int, body: DatasetUpdate) -> Dataset:
     """Set the name or description the body names (and only those)."""
-    dataset = get_dataset(session, dataset_id)
-    for field in sorted(body.model_fields_set):
-        value = getattr(body, field)
-        if value is None:
-            raise InvalidInput(
-                f"{field} cannot be null; leave it out to keep it", loc=("body", field)
-            )
-        setattr(dataset, field, value)
-    session.add(dataset)
-    session.commit()
-    session.refresh(dataset)
-    return dataset
+    return apply_update(
+        session,
+        get_dataset(session, dataset_id),
+        body,
+        lambda field: f"{field} cannot be null; leave it out to keep it",
+    )
 
 
 def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:

@@ -15,23 +15,17 @@ from ..errors import Conflict, InvalidInput, NotFound
 from ..models import ACTIVE, Comparison, ComparisonPublic, ComparisonRun, CVStudy, Run
 from ..models_edit import ComparisonFromRuns, RunUpdate
 from .runs import get_comparison, get_run, get_selection_run
+from .updates import apply_update
 
 
 def update_run(session: Session, run_id: int, body: RunUpdate) -> Run:
     """Set the fields the body names (and only those)."""
-    run = get_selection_run(session, run_id)
-    for field in sorted(body.model_fields_set):
-        value = getattr(body, field)
-        if value is None:
-            empty = "[]" if field == "tags" else '""'
-            raise InvalidInput(
-                f"{field} cannot be null; send {empty} to clear it", loc=("body", field)
-            )
-        setattr(run, field, value)
-    session.add(run)
-    session.commit()
-    session.refresh(run)
-    return run
+    return apply_update(session, get_selection_run(session, run_id), body, _clear_it)
+
+
+def _clear_it(field: str) -> str:
+    empty = "[]" if field == "tags" else '""'
+    return f"{field} cannot be null; send {empty} to clear it"
 
 
 def delete_run(session: Session, run_id: int) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,23 +90,20 @@ def launch_browser() -> Iterator[Any]:
 
 
 def open_page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    # The Content-Security-Policy refused something (a script, a style, a connection).
-    page.on(
-        "console",
-        lambda msg: (
-            errors.append(msg.text)
-            if msg.type == "error" and "Content Security Policy" in msg.text
-            else None
-        ),
-    )
-    page.set_default_timeout(20_000)
-    poll_without_eval(page)
-    yield page
-    context.close()
+    with new_page(browser) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # The Content-Security-Policy refused something (a script, a style, a connection).
+        page.on(
+            "console",
+            lambda msg: (
+                errors.append(msg.text)
+                if msg.type == "error" and "Content Security Policy" in msg.text
+                else None
+            ),
+        )
+        page.set_default_timeout(20_000)
+        yield page
     assert not errors, f"JavaScript errors: {errors}"
 
 
@@ -122,6 +120,19 @@ def poll_without_eval(page: Any) -> None:
         return wait(expression, *args, **kwargs)
 
     page.wait_for_function = wait_for_function
+
+
+@contextmanager
+def new_page(browser: Any, width: int = 1366, height: int = 900) -> Iterator[Any]:
+    """A page in a context of its own at this viewport, closed afterwards; it polls without
+    eval (see poll_without_eval)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        poll_without_eval(page)
+        yield page
+    finally:
+        context.close()
 
 
 def api(base: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, poll_without_eval, serve_app, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, serve_app, wait_done
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -37,13 +37,10 @@ def test_choose_k_from_the_data_set_page_then_run_at_it(
     server: str, browser: Any, dataset: dict[str, Any], size: str
 ) -> None:
     width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(30_000)
-    try:
+    with new_page(browser, width, height) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.set_default_timeout(30_000)
         page.goto(f"{server}/datasets/{dataset['id']}")
         form = page.locator("#cv-form")
         assert "Choose k by cross-validation" in form.inner_text()
@@ -104,8 +101,6 @@ def test_choose_k_from_the_data_set_page_then_run_at_it(
         listed = page.locator("#dataset-runs tbody tr").count()
         assert listed == len(api(server, "GET", f"/api/runs?dataset_id={dataset['id']}"))
         assert not errors, errors
-    finally:
-        context.close()
 
 
 # --------------------------------------------------------------------------- progress
@@ -153,11 +148,8 @@ def test_the_page_counts_folds_in_place_then_draws_the_curve(
         json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 5, "n_folds": 4},
     )
     width, height = SIZES["laptop"]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
-    page.set_default_timeout(20_000)
-    try:
+    with new_page(browser, width, height) as page:
+        page.set_default_timeout(20_000)
         page.goto(f"{server}/cv/{study['id']}")
         assert page.inner_text("#cv-live .live-title") == "Folds done: 0 of 4"
         page.evaluate("window.loadedOnce = true")  # gone if the page were loaded again
@@ -184,5 +176,3 @@ def test_the_page_counts_folds_in_place_then_draws_the_curve(
         page.wait_for_url(re.compile(r"/runs/\d+$"))
         run = api(server, "GET", "/api/runs/" + page.url.rsplit("/", 1)[1])
         assert (run["k"], run["status"]) == (2, "queued")  # no worker on this server
-    finally:
-        context.close()

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, poll_without_eval, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, wait_done
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -30,10 +30,7 @@ def test_the_players_charts_keep_their_height(
     server: str, browser: Any, finished_run: dict[str, Any], size: str
 ) -> None:
     width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
-    try:
+    with new_page(browser, width, height) as page:
         page.goto(f"{server}/runs/{finished_run['id']}")
         page.wait_for_function("document.getElementById('chart-path').layout !== undefined")
         before = heights(page)
@@ -51,8 +48,6 @@ def test_the_players_charts_keep_their_height(
         for chart, h in before.items():
             assert abs(after[chart] - h) <= 0.05 * h, (chart, h, after[chart])
         page.screenshot(path=str(SHOTS / f"pages-run-player-{size}.png"), full_page=True)
-    finally:
-        context.close()
 
 
 def test_the_run_pages_keys_and_the_step_in_the_url(
@@ -186,35 +181,32 @@ def test_every_page_at_a_laptops_and_a_projectors_size(
     server: str, browser: Any, finished_run: dict[str, Any], size: str
 ) -> None:
     width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    poll_without_eval(page)  # the app's CSP has no 'unsafe-eval'
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    run_id, ds_id = finished_run["id"], finished_run["dataset_id"]
-    comparison = api(
-        server,
-        "POST",
-        "/api/comparisons",
-        json={
-            "dataset_id": ds_id,
-            "test_fraction": 0.25,
-            "runs": [{"algorithm": a, "k": 3} for a in ("foba-obj", "omp", "lasso")],
-        },
-    )
-    for r in comparison["runs"]:
-        wait_done(server, r["id"])
-    pages = {
-        "home": "/",
-        "dataset": f"/datasets/{ds_id}",
-        "run": f"/runs/{run_id}",
-        "comparison": f"/comparisons/{comparison['id']}",
-        "teach": f"/teach/{run_id}?step=1",
-        "teach-index": "/teach",
-        "docs": "/docs",
-        "missing": "/no/such/page",
-    }
-    try:
+    with new_page(browser, width, height) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        run_id, ds_id = finished_run["id"], finished_run["dataset_id"]
+        comparison = api(
+            server,
+            "POST",
+            "/api/comparisons",
+            json={
+                "dataset_id": ds_id,
+                "test_fraction": 0.25,
+                "runs": [{"algorithm": a, "k": 3} for a in ("foba-obj", "omp", "lasso")],
+            },
+        )
+        for r in comparison["runs"]:
+            wait_done(server, r["id"])
+        pages = {
+            "home": "/",
+            "dataset": f"/datasets/{ds_id}",
+            "run": f"/runs/{run_id}",
+            "comparison": f"/comparisons/{comparison['id']}",
+            "teach": f"/teach/{run_id}?step=1",
+            "teach-index": "/teach",
+            "docs": "/docs",
+            "missing": "/no/such/page",
+        }
         for name, url in pages.items():
             page.goto(server + url)
             page.wait_for_load_state("networkidle")
@@ -222,8 +214,6 @@ def test_every_page_at_a_laptops_and_a_projectors_size(
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, (name, overflow)  # nothing wider than the screen
             page.screenshot(path=str(SHOTS / f"pages-{name}-{size}.png"), full_page=True)
-    finally:
-        context.close()
     assert not errors, errors
 
 

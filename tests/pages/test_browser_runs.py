@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, wait_done
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -130,16 +130,12 @@ def test_filter_sort_rename_delete_and_compare(server: str, page: Any, runs: dic
 @pytest.mark.parametrize("size", list(SIZES))
 def test_runs_table_screenshots(server: str, browser: Any, runs: dict, size: str) -> None:
     width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    try:
+    with new_page(browser, width, height) as page:
         page.goto(f"{server}/runs")
         page.wait_for_selector("#runs-table tr[data-run]")
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow} px at {size}"
         page.screenshot(path=str(SHOTS / f"runs-{size}.png"), full_page=False)
-    finally:
-        context.close()
 
 
 def test_rename_and_delete_a_data_set_from_its_page(server: str, page: Any) -> None:
