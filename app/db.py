@@ -5,6 +5,8 @@ The schema is Alembic's business (``app.migrations.prepare_schema``), not ``crea
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from functools import partial
 from typing import Any
 
@@ -39,11 +41,25 @@ def make_db(url: str, busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS)
 def _sqlite_pragmas(busy_timeout_ms: int, dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the API read while a worker writes; foreign keys are off by default in SQLite.
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+    # WAL is a property of the file, set once. Switching needs the file to itself, and SQLite
+    # answers "database is locked" at once (no busy wait) while another connection writes,
+    # e.g. a second server opening the database during the first one's migration.
+    _use_wal(cursor, busy_timeout_ms / 1000)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _use_wal(cursor: Any, wait_seconds: float) -> None:
+    deadline = time.monotonic() + wait_seconds
+    while cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)  # a writer holds the file; it is WAL once that writer is done
 
 
 def ping(session: Session) -> None:
