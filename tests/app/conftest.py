@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from fastapi.testclient import TestClient
 
 PG_BASE = "postgresql://{user}@127.0.0.1:5432/test"
-SLOW_DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 300, "s": 10}}
+SLOW_DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 800, "s": 10}}
 SLOW_SECONDS = 1.0  # long enough to cancel or kill a run in its middle
 
 

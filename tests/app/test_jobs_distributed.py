@@ -139,10 +139,15 @@ def wait_running(client, run_id: int, events: int = 3) -> dict:
     return run
 
 
-def until_workers(client, count: int, timeout: float = 30.0) -> None:
+def until_workers(client, count: int = 1, pids: set[int] | None = None, timeout: float = 30.0):
+    """Wait until /healthz lists ``count`` workers (or exactly the processes ``pids``); return
+    them. A worker cut off from the database registers again only after its run stopped."""
     deadline = time.monotonic() + timeout
-    while len(client.get("/healthz").json()["jobs"]["workers"]) < count:
-        assert time.monotonic() < deadline, "the workers did not register"
+    while True:
+        seen = client.get("/healthz").json()["jobs"]["workers"]
+        if len(seen) >= count if pids is None else {w["pid"] for w in seen} == pids:
+            return seen
+        assert time.monotonic() < deadline, f"the workers did not register: {seen}"
         time.sleep(0.1)
 
 
@@ -263,14 +268,14 @@ def test_thirty_runs_on_three_workers_after_a_web_restart_and_lost_connections(
         for run in finished[2:]:
             assert [f["name"] for f in run["result"]["support"]] == ["x1", "x4"]
         assert len({run["worker"] for run in finished}) >= 2  # the work was shared
+        # Every worker process comes back after the lost connections, under its own pid.
+        seen = until_workers(client, pids={proc.pid for proc in workers.procs})
+        assert all(w["host"] and w["last_heartbeat"] for w in seen)
         health = client.get("/healthz").json()["jobs"]
     jobs = jobs_of(queue_db, slow_ids + ids)
     assert {status for status, _ in jobs.values()} == {"succeeded"}
     assert len(jobs) == 32
     assert health["queue"] == {"waiting": 0, "running": 0}
-    live = {proc.pid for proc in workers.procs}
-    assert {w["pid"] for w in health["workers"]} == live
-    assert all(w["host"] and w["last_heartbeat"] for w in health["workers"])
 
 
 def test_a_killed_worker_s_run_completes_on_another(queue_db, data_dir, workers, slow_job):
