@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .coordinate_newton import Columns, logistic_coordinate_drops
+from .coordinate_newton import Columns, logistic_coordinate_moves
 
 _FIRST_BATCH = 8
 _BOUND_ITER = 100
@@ -54,8 +54,9 @@ class ColumnStats:
 
 def best_coordinate_drop(
     stats: ColumnStats, eta: np.ndarray, t: np.ndarray, lam: float, candidates: np.ndarray
-) -> tuple[int, float, int]:
-    """(feature, exact drop, number of candidates solved exactly) of the best candidate."""
+) -> tuple[int, float, float, int]:
+    """(feature, exact drop, its minimising weight, number of candidates solved exactly) of the
+    best candidate."""
     n = eta.shape[0]
     p = expit(eta)
     g = stats.design.rmatvec(p - t)[candidates] / n
@@ -65,26 +66,28 @@ def best_coordinate_drop(
 
     order = np.argsort(-estimate, kind="stable")
     first = order[:_FIRST_BATCH]
-    exact = {
-        int(i): d for i, d in zip(first, _solve(stats, eta, t, lam, candidates[first]), strict=True)
-    }
-    best = max(exact.values())
+    exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
+    best = max(drop for drop, _ in exact.values())
     rest = order[_FIRST_BATCH:]
     # Closed-form bounds rule most candidates out; the tight bound only for what is left.
     rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
     contenders = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
     if contenders.size:
-        exact.update(
-            zip(
-                contenders.tolist(), _solve(stats, eta, t, lam, candidates[contenders]), strict=True
-            )
-        )
-    i = max(exact, key=lambda pos: (exact[pos], -pos))  # ties: the lowest position, as argmax
-    return int(candidates[i]), float(exact[i]), len(exact)
+        exact.update(_solved(contenders, _solve(stats, eta, t, lam, candidates[contenders])))
+    # ties: the lowest position, as argmax
+    i = max(exact, key=lambda pos: (exact[pos][0], -pos))
+    drop, move = exact[i]
+    return int(candidates[i]), float(drop), float(move), len(exact)
 
 
-def _solve(stats, eta, t, lam, idx: np.ndarray) -> np.ndarray:
-    return logistic_coordinate_drops(stats.columns.subset(idx), eta, t, lam)
+def _solved(pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]) -> dict:
+    """position -> (exact drop, minimising weight)."""
+    drops, steps = moves
+    return {int(i): (float(d), float(a)) for i, d, a in zip(pos, drops, steps, strict=True)}
+
+
+def _solve(stats, eta, t, lam, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return logistic_coordinate_moves(stats.columns.subset(idx), eta, t, lam)
 
 
 def closed_form_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:

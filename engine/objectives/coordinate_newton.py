@@ -67,6 +67,16 @@ def logistic_coordinate_drops(
 ) -> np.ndarray:
     """Objective drop of the best move along each coordinate, assuming its weight is 0.
 
+    As :func:`logistic_coordinate_moves`, without the moves.
+    """
+    return logistic_coordinate_moves(cols, eta, t, lam)[0]
+
+
+def logistic_coordinate_moves(
+    cols: Columns, eta: np.ndarray, t: np.ndarray, lam: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Objective drop of the best move along each coordinate, and that move.
+
     Parameters
     ----------
     cols : Columns
@@ -82,6 +92,8 @@ def logistic_coordinate_drops(
     -------
     drops : ndarray, shape (n_features,), >= 0
         Meaningless for features whose weight is not 0 (the selected ones): discard those.
+    moves : ndarray, shape (n_features,)
+        The minimising weight a_j of each coordinate (a refit that adds j starts there).
     """
     n = eta.shape[0]
     m = cols.m
@@ -119,7 +131,7 @@ def logistic_coordinate_drops(
                 break
             work = work[keep]
             view = view.subset(keep)
-    return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0)
+    return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
 
 
 def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:

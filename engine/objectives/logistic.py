@@ -104,7 +104,8 @@ class LogisticActiveSet(GLMActiveSet):
         cand = np.flatnonzero(mask)
         if cand.size == 0:
             return 0, 0.0
-        j, drop, _ = best_coordinate_drop(obj.column_stats, self.eta, obj.t, obj.lam, cand)
+        j, drop, move, _ = best_coordinate_drop(obj.column_stats, self.eta, obj.t, obj.lam, cand)
+        self._entering = (j, move, self.eta)
         return j, drop
 
     def deletion_costs(self) -> np.ndarray:
