@@ -307,7 +307,14 @@ class Method:
     side: str  # "ours" or "peer"
     run: Callable[[], Outcome] | None  # None: not applicable (reason in na)
     na: str = ""
-    forked: bool = False  # cannot be cancelled: time it in a forked child, killed at the cap
+    # A peer that cannot be cancelled (abess's C++ core): ``run`` is None and this is
+    # (module-level function, data, extra args), timed as function(*data, *args) in the peer
+    # process (:class:`PeerProcess`), which is killed and replaced at the cap.
+    isolated: tuple[Callable[..., Outcome], tuple, tuple] | None = None
+
+    @property
+    def runnable(self) -> bool:
+        return self.run is not None or self.isolated is not None
 
 
 def ours(
@@ -533,24 +540,22 @@ def liblinear_path(P: Problem) -> Method:
 def abess_method(P: Problem) -> Method:
     if abess is None:
         return Method("abess", "peer", None, na="abess not installed")
-    k, X = P.k, P.X
     if P.objective == "logistic":
         classes = np.unique(P.y)
-        y01 = (P.y == classes[1]).astype(float)  # abess wants 0/1 labels
-
-        def run() -> Outcome:
-            m = abess.LogisticRegression(support_size=[k], cv=1, thread=1)
-            m.fit(X, y01)
-            return Outcome(np.flatnonzero(m.coef_))
+        y = (P.y == classes[1]).astype(float)  # abess wants 0/1 labels
     else:
-        y = P.y
+        y = P.y  # a scipy.sparse X switches abess to its sparse path by itself
+    return Method(
+        "abess", "peer", None, isolated=(abess_fit, (P.X, y), (P.k, P.objective == "logistic"))
+    )
 
-        def run() -> Outcome:
-            m = abess.LinearRegression(support_size=[k], cv=1, thread=1)
-            m.fit(X, y)  # a scipy.sparse X switches abess to its sparse path by itself
-            return Outcome(np.flatnonzero(m.coef_))
 
-    return Method("abess", "peer", run, forked=True)
+def abess_fit(X, y, k: int, logistic: bool) -> Outcome:
+    """abess at support size k, one thread (module level: the peer process imports it)."""
+    model = abess.LogisticRegression if logistic else abess.LinearRegression
+    m = model(support_size=[k], cv=1, thread=1)
+    m.fit(X, y)
+    return Outcome(np.flatnonzero(m.coef_))
 
 
 # =========================================================================== timing
@@ -581,7 +586,7 @@ class Measured:
 
     @property
     def ok(self) -> bool:
-        return self.method.run is not None and self.error is None and self.median is not None
+        return self.method.runnable and self.error is None and self.median is not None
 
 
 @dataclass
@@ -591,7 +596,8 @@ class Config:
     budget: float  # seconds of repeats per method and problem
     slow: float  # a warm-up slower than this is the only measurement
     cap: float  # per-run cap on our runs
-    peer_cap: float  # cap on a forked peer run (abess)
+    peer_cap: float  # cap on a run of a peer that cannot be cancelled (abess)
+    peers: PeerProcess | None = None  # where those run (started by main)
     one_thread_rows: bool = True  # also time the headline methods with BLAS on one thread
 
 
@@ -602,45 +608,73 @@ def timed(fn: Callable[[], Outcome]) -> tuple[float, Outcome]:
     return time.perf_counter() - t0, out
 
 
-def timed_forked(fn: Callable[[], Outcome], cap: float) -> tuple[float, Outcome]:
-    """Time fn in a forked child (it inherits the data); kill it if it exceeds the cap.
+class PeerProcess:
+    """One long-lived child process that times the peers which cannot be cancelled.
 
-    For peers that cannot be interrupted from Python (abess's C++ core). The timing is taken
-    inside the child, so the fork itself is not counted.
+    Started once (``spawn``), sent each problem's data once, killed and replaced when a run
+    passes the cap. Forking the timing process for every such run, as this script did before,
+    distorted both sides: each of our runs after a fork ran up to 2x slower (copy-on-write
+    faults on the parent's heap: 26 ms against 13 ms on (d) s=14), and abess's first run in a
+    fresh child took 2x its steady time (14.9 ms against 7.5 ms), which flattered our ratios.
     """
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
 
-    def child() -> None:
+    def __init__(self) -> None:
+        self._ctx = multiprocessing.get_context("spawn")
+        self._start()
+
+    def _start(self) -> None:
+        self.conn, child = self._ctx.Pipe()
+        self.proc = self._ctx.Process(target=_peer_loop, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self._data_id: int | None = None
+
+    def time(self, method: Method, cap: float) -> tuple[float, Outcome]:
+        fn, data, args = method.isolated
+        if self._data_id != id(data):
+            self.conn.send(("load", data))
+            self._data_id = id(data)
+        self.conn.send(("run", fn, args))
+        if not self.conn.poll(cap + 5.0):
+            self.close()
+            self._start()
+            return cap, Outcome(None, cut=True, note=f"no answer within {cap:g} s (killed)")
+        status, t, out = self.conn.recv()
+        if status == "error":
+            raise RuntimeError(t)
+        return t, out
+
+    def close(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+
+
+def _peer_loop(conn) -> None:
+    data: tuple = ()
+    while True:
         try:
-            send.send(("ok", *timed(fn)))
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg[0] == "load":
+            data = msg[1]
+            continue
+        fn, args = msg[1], (*data, *msg[2])
+        try:
+            conn.send(("ok", *timed(lambda fn=fn, args=args: fn(*args))))
         except BaseException as exc:
-            send.send(("error", f"{type(exc).__name__}: {exc}", None))
-
-    proc = ctx.Process(target=child, daemon=True)
-    proc.start()
-    try:
-        if recv.poll(cap + 5.0):
-            status, t, out = recv.recv()
-        else:
-            status, t, out = "timeout", cap, None
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-    if status == "error":
-        raise RuntimeError(t)
-    if status == "timeout":
-        return cap, Outcome(None, cut=True, note=f"no answer within {cap:g} s (child killed)")
-    return t, out
+            conn.send(("error", f"{type(exc).__name__}: {exc}", None))
 
 
 def measure(P: Problem, methods: list[Method], cfg: Config) -> list[Measured]:
     def once(m: Method) -> tuple[float, Outcome]:
-        return timed_forked(m.run, cfg.peer_cap) if m.forked else timed(m.run)
+        if m.isolated is not None:
+            return cfg.peers.time(m, cfg.peer_cap)
+        return timed(m.run)
 
     rows = [Measured(m) for m in methods]
-    live = [r for r in rows if r.method.run is not None]
+    live = [r for r in rows if r.method.runnable]
     # Warm-up round (also gives the support and the per-method repeat count).
     plan: dict[int, int] = {}
     for r in live:
@@ -1138,8 +1172,8 @@ def environment(cfg: Config, args) -> None:
         f"- mode: {'quick' if cfg.quick else 'full'}; seed {args.seed}; up to {cfg.repeats} "
         f"timed repeats after 1 warm-up (fewer when a run is slow: a warm-up over "
         f"{cfg.slow:g} s is the only run); per-run cap {cfg.cap:g} s on ours (cancelled through "
-        f"the recorder), {cfg.peer_cap:g} s on abess (timed in a forked child, killed at "
-        f"the cap)"
+        f"the recorder), {cfg.peer_cap:g} s on abess (timed in a long-lived child process, "
+        f"killed and replaced at the cap)"
     )
     print(
         f"- {', '.join(vers)}; BLAS: {blas}; {os.cpu_count()} CPUs; "
@@ -1215,9 +1249,12 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     busy = start_load() if args.load else None
+    cfg.peers = PeerProcess() if abess is not None else None
     try:
         return _main(args, cfg, only, start, busy)
     finally:
+        if cfg.peers is not None:
+            cfg.peers.close()
         if busy is not None:
             busy.kill()
             busy.join()
@@ -1229,7 +1266,9 @@ def _busy_loop() -> None:  # pragma: no cover - runs in the load process
 
 
 def start_load():
-    proc = multiprocessing.get_context("fork").Process(target=_busy_loop, daemon=True)
+    # Spawned, not forked: a forked child would share the timing process's pages for the whole
+    # run, and every first write to one of them would be a copy (see PeerProcess).
+    proc = multiprocessing.get_context("spawn").Process(target=_busy_loop, daemon=True)
     proc.start()
     return proc
 
