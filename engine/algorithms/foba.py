@@ -24,6 +24,12 @@ def _run(objective: Objective, rec: Recorder, cfg: PathConfig) -> Solution:
     return solution
 
 
+def _foba(objective, rec, rule: str, *, path_end: str, **settings) -> Solution:
+    """A FoBa path with the forward ``rule``; ``settings`` are PathConfig fields."""
+    cfg = PathConfig(rule=rule, stop_at_k=path_end == "sparsity", **settings)
+    return _run(objective, rec, cfg)
+
+
 def _needs_an_end(k, params) -> None:
     if k is None and all(params.get(p) is None for p in ("delta", "epsilon", "max_steps")):
         raise ValueError("give k, or a stopping threshold, or max_steps: the path needs an end")
@@ -93,17 +99,18 @@ def foba_obj(
     ----------
     Zhang (2008), Figure 3; Liu, Fujimaki & Ye (2014), Algorithm 1.
     """
-    cfg = PathConfig(
-        rule="obj",
+    return _foba(
+        objective,
+        rec,
+        "obj",
         backward=backward,
         k=k,
         nu=nu,
         delta=delta,
         max_steps=max_steps,
         deletion_cost=deletion_cost,
-        stop_at_k=path_end == "sparsity",
+        path_end=path_end,
     )
-    return _run(objective, rec, cfg)
 
 
 @register_algorithm(
@@ -142,17 +149,18 @@ def foba_gdt(
     ----------
     Liu, Fujimaki & Ye (2014), Algorithm 1 (FoBa-gdt).
     """
-    cfg = PathConfig(
-        rule="gdt",
+    return _foba(
+        objective,
+        rec,
+        "gdt",
         backward=backward,
         k=k,
         nu=nu,
         epsilon=epsilon,
         max_steps=max_steps,
         deletion_cost=deletion_cost,
-        stop_at_k=path_end == "sparsity",
+        path_end=path_end,
     )
-    return _run(objective, rec, cfg)
 
 
 @register_algorithm(
@@ -190,17 +198,18 @@ def foba_refit(
     ----------
     Elenberg et al. (2016), Section 5 (their FoBa baseline); Zhang (2008), Figure 3.
     """
-    cfg = PathConfig(
-        rule="refit",
+    return _foba(
+        objective,
+        rec,
+        "refit",
         backward=backward,
         k=k,
         nu=nu,
         delta=delta,
         max_steps=max_steps,
         deletion_cost=deletion_cost,
-        stop_at_k=path_end == "sparsity",
+        path_end=path_end,
     )
-    return _run(objective, rec, cfg)
 
 
 @register_algorithm(
