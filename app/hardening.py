@@ -8,6 +8,7 @@ import errno
 import logging
 import re
 import uuid
+from collections.abc import Iterator
 
 import fastapi.routing
 from starlette.datastructures import MutableHeaders
@@ -71,32 +72,34 @@ class SecurityHeaders:
 TOO_BIG = "a number in the request is too large: ids, offsets and counts are at most 2^63 - 1"
 
 
-def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what it wraps (a DBAPI error's ``orig``) or was raised from, in turn."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, kind):
-            return True
+        yield current
         current = getattr(current, "orig", None) or current.__cause__ or current.__context__
-    return False
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
+    return any(isinstance(cause, kind) for cause in _causes(exc))
+
+
+def _says_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return (
+        "database or disk is full" in text
+        or "no space left on device" in text
+        or type(exc).__name__ == "DiskFull"  # psycopg's SQLSTATE 53100
+    )
 
 
 def is_disk_full(exc: BaseException) -> bool:
     """The disk (or the database's) is full, wherever in the chain of causes it was said."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
-            return True
-        text = str(current).lower()
-        if "database or disk is full" in text or "no space left on device" in text:
-            return True
-        if type(current).__name__ == "DiskFull":  # psycopg's SQLSTATE 53100
-            return True
-        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
-    return False
+    return any(_says_disk_full(cause) for cause in _causes(exc))
 
 
 class Errors:
@@ -179,10 +182,8 @@ class Options:
             return
 
         async def send_allow(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 405:
-                methods = allowed_methods(scope)
-                if methods:
-                    MutableHeaders(scope=message)["Allow"] = ", ".join(sorted(methods))
+            if message["type"] == "http.response.start" and message["status"] == 405 and methods:
+                MutableHeaders(scope=message)["Allow"] = ", ".join(sorted(methods))
             await send(message)
 
         await self.app(scope, receive, send_allow)

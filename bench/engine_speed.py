@@ -643,13 +643,13 @@ class PeerProcess:
         self.proc = self._ctx.Process(target=_peer_loop, args=(child,), daemon=True)
         self.proc.start()
         child.close()
-        self._data_id: int | None = None
+        self._data: tuple | None = None  # what the child holds (kept: an id could be reused)
 
     def time(self, method: Method, cap: float) -> tuple[float, Outcome]:
         fn, data, args = method.isolated
-        if self._data_id != id(data):
+        if self._data is not data:
             self.conn.send(("load", data))
-            self._data_id = id(data)
+            self._data = data
         self.conn.send(("run", fn, args))
         if not self.conn.poll(cap + 5.0):
             self.close()

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +33,12 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from service_helpers import make_settings, serve  # noqa: E402
+from service_helpers import (  # noqa: E402
+    find_postgres_user,
+    make_settings,
+    postgres_database,
+    serve,
+)
 
 DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 300, "s": 10}}
 MIX = [
@@ -50,23 +54,11 @@ WORKER_ENV = {"HEARTBEAT_SECONDS": "1", "STALE_AFTER_SECONDS": "10", "POLL_SECON
 
 @contextmanager
 def database() -> Iterator[str]:
-    for user in ("postgres", "root"):
-        admin = f"postgresql://{user}@127.0.0.1:5432/test"
-        try:
-            psycopg.connect(admin, connect_timeout=2).close()
-            break
-        except psycopg.OperationalError:
-            continue
-    else:
-        raise SystemExit("no PostgreSQL at 127.0.0.1:5432 (database test, user postgres/root)")
-    name = f"foba_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield f"postgresql://{user}@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    user, reason = find_postgres_user()
+    if user is None:
+        raise SystemExit(reason)
+    with postgres_database(user, "foba_bench") as url:
+        yield url
 
 
 def start_workers(

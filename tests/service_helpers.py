@@ -4,17 +4,22 @@ run and waiting for it. (``tests`` is on pytest's ``pythonpath``.)"""
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from app.config import Settings
 from app.main import create_app
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Fast supervision so that dead workers are noticed within about a second.
 FAST_JOBS: dict[str, Any] = {
@@ -84,3 +89,56 @@ def postgres_database(user: str, prefix: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def find_postgres_user() -> tuple[str | None, str]:
+    """A user that can connect to PostgreSQL on 127.0.0.1:5432/test, or None and the reason."""
+    try:
+        import psycopg
+    except ImportError:
+        return None, "psycopg is not installed"
+    reason = "nothing listens on 127.0.0.1:5432"
+    for user in ("postgres", "root"):
+        try:
+            psycopg.connect(
+                host="127.0.0.1", port=5432, dbname="test", user=user, connect_timeout=2
+            ).close()
+            return user, ""
+        except psycopg.OperationalError as exc:
+            reason = f"cannot connect to PostgreSQL at 127.0.0.1:5432/test: {exc}".strip()
+    return None, reason
+
+
+@contextmanager
+def app_process(
+    command: list[str], env: dict[str, str], port: int, log: Path | None = None
+) -> Iterator[str]:
+    """The app started by ``command`` in a subprocess (from the repository root), listening on
+    ``port``: its base URL once /healthz answers; terminated afterwards (killed if it hangs).
+    Output goes to ``log`` when given, and a server that does not start shows it."""
+    out = log.open("wb") if log is not None else None
+    err = subprocess.STDOUT if out is not None else None
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                shown = f":\n{log.read_text()}" if log is not None else ""
+                raise AssertionError(f"the app did not start{shown}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if out is not None:
+            out.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from service_helpers import make_settings, serve
+from service_helpers import find_postgres_user, make_settings, serve
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
@@ -74,27 +74,9 @@ def slow_job() -> tuple[dict, dict]:
     pytest.fail(f"no run on {SLOW_DATA} takes {SLOW_SECONDS} s any more: use a larger one")
 
 
-def _postgres_user() -> tuple[str | None, str]:
-    """A user that can connect, or None and the reason."""
-    try:
-        import psycopg
-    except ImportError:
-        return None, "psycopg is not installed"
-    reason = "nothing listens on 127.0.0.1:5432"
-    for user in ("postgres", "root"):
-        try:
-            psycopg.connect(
-                host="127.0.0.1", port=5432, dbname="test", user=user, connect_timeout=2
-            ).close()
-            return user, ""
-        except psycopg.OperationalError as exc:
-            reason = f"cannot connect to PostgreSQL at 127.0.0.1:5432/test: {exc}".strip()
-    return None, reason
-
-
 @pytest.fixture(scope="session")
 def postgres_user() -> str:
-    user, reason = _postgres_user()
+    user, reason = find_postgres_user()
     if user is None:
         pytest.skip(reason)
     return user

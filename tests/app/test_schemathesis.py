@@ -19,9 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from service_helpers import free_port
+from service_helpers import app_process, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_SECONDS = 55
@@ -29,51 +28,27 @@ KEY = "schemathesis-key"
 UNHANDLED = ("Traceback", "Exception in ASGI application", "unexpected error")
 
 
-def start_server(data_dir: Path, log: Path, api_key: str | None) -> tuple[subprocess.Popen, str]:
+@pytest.fixture(params=[None, KEY], ids=["no key", "API_KEY"])
+def live(request, tmp_path: Path) -> Iterator[tuple[str, str | None, Path]]:
+    if shutil.which("st") is None:
+        pytest.fail("schemathesis is not installed (pip install '.[test]')")
+    log = tmp_path / "server.log"
     port = free_port()
     env = {
         **os.environ,
-        "DATA_DIR": str(data_dir),
+        "DATA_DIR": str(tmp_path / "data"),
         "DATABASE_URL": "",
         "WORKERS": "1",
         "SEED_SAMPLES": "false",
         "POLL_SECONDS": "0.2",
     }
     env.pop("API_KEY", None)
-    if api_key:
-        env["API_KEY"] = api_key
+    if request.param:
+        env["API_KEY"] = request.param
     command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
     command += ["--port", str(port), "--log-level", "warning"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the server did not start:\n{log.read_text()}")
-        time.sleep(0.1)
-
-
-@pytest.fixture(params=[None, KEY], ids=["no key", "API_KEY"])
-def live(request, tmp_path: Path) -> Iterator[tuple[str, str | None, Path]]:
-    if shutil.which("st") is None:
-        pytest.fail("schemathesis is not installed (pip install '.[test]')")
-    log = tmp_path / "server.log"
-    proc, base = start_server(tmp_path / "data", log, request.param)
-    try:
+    with app_process(command, env, port, log) as base:
         yield base, request.param, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_schemathesis_finds_nothing(live, tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ $SCREENSHOT_DIR) for a person to look at after the run."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,18 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
+from service_helpers import app_process, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "test-output" / "screenshots"))
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SIZES = {"laptop": (1366, 768), "projector": (1920, 1080)}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve_app(
@@ -39,7 +32,7 @@ def serve_app(
 ) -> Iterator[str]:
     """``python -m app`` on a free port. ``workers=0``: an API-only app whose runs wait for a
     worker the test provides; with ``api_key``, a server that has that API_KEY."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATA_DIR": str(data_dir or tmp_path_factory.mktemp("browser") / "data"),
@@ -56,27 +49,8 @@ def serve_app(
     if api_key is not None:
         env["API_KEY"] = api_key
     command = [sys.executable, "-m", "app"]  # the README's start command, on PORT
-    proc = subprocess.Popen(command, cwd=ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the app did not start")
-        time.sleep(0.1)
-    try:
+    with app_process(command, env, port) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def launch_browser() -> Iterator[Any]:
