@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from .config import Settings
+from app.config import Settings
 
 
 def serve() -> None:
@@ -26,7 +26,7 @@ def serve() -> None:
 
 def worker() -> int:
     # Imported here: the web process never loads Procrastinate unless it is configured.
-    from .jobs.worker import main
+    from app.jobs.distributed.worker import main
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     return main()
@@ -35,8 +35,8 @@ def worker() -> int:
 def worker_check(within_seconds: float = 30.0) -> int:
     import socket
 
-    from .db import make_db
-    from .jobs.queue import alive_here
+    from app.db import make_db
+    from app.jobs.distributed.queue import alive_here
 
     db = make_db(Settings().database_url)
     try:

@@ -1,6 +1,6 @@
 """Errors as values users can act on: each names what is wrong and what is allowed.
 
-Services raise these; one handler turns them into responses. Invalid input uses FastAPI's
+Services raise these; ``app.web.errors`` turns them into responses. Invalid input uses FastAPI's
 validation-error shape (``{"detail": [{"loc", "msg", "type", "ctx"}]}``) so every 422 reads
 alike; the other statuses (503 with a Retry-After header) carry ``{"detail": "<message>"}``.
 A transient database error (a lock held too long, a dropped connection) is a 503 too.
@@ -11,14 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Any
-
-from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
-
-from .transient import RETRY_AFTER_SECONDS, is_transient
 
 
 class AppError(Exception):
@@ -106,32 +98,3 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
-
-
-async def _handle(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, AppError)
-    body = json_safe(exc.body())
-    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
-
-
-async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    body = {"detail": json_safe(jsonable_encoder(exc.errors()))}
-    return JSONResponse(body, status_code=422)
-
-
-async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
-    if not is_transient(exc):
-        raise exc  # a bug or a broken database: the server error it is
-    busy = Busy(
-        "the database is busy or briefly unreachable; nothing was changed, send the request "
-        f"again in {RETRY_AFTER_SECONDS} seconds",
-        retry_after=RETRY_AFTER_SECONDS,
-    )
-    return await _handle(request, busy)
-
-
-def install_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(AppError, _handle)
-    app.add_exception_handler(OperationalError, _database_busy)
-    app.add_exception_handler(RequestValidationError, _invalid_request)

@@ -12,22 +12,21 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .auth import Guard
-from .config import Settings
-from .contract import documented_openapi
-from .db import make_db
-from .errors import install_handlers
-from .hardening import Errors, Options, SecurityHeaders
-from .jobs.factory import make_backend
-from .limits import BodyLimit
-from .migrations import prepare_schema
-from .routers.api import api_router, health_router
-from .routers.pages import router as pages_router
-from .routers.rendering import static_files, unknown_url
-from .routers.signin import router as signin_router
-from .services.datasets import UploadGate, sweep_orphans
-from .services.samples import seed_samples
-from .storage import ArrayStore, make_store, owner_only_files
+from app.config import Settings
+from app.db import make_db
+from app.jobs.factory import make_backend
+from app.migrations import prepare_schema
+from app.services.datasets import UploadGate, sweep_orphans
+from app.services.samples import seed_samples
+from app.storage import ArrayStore, make_store, owner_only_files
+from app.web.auth import Guard
+from app.web.contract import documented_openapi
+from app.web.errors import Errors, install_handlers
+from app.web.middleware import BodyLimit, Options, SecurityHeaders
+from app.web.rendering import static_files, unknown_url
+from app.web.routers.api import api_router, health_router
+from app.web.routers.pages import router as pages_router
+from app.web.routers.signin import router as signin_router
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,7 @@
-"""The layers keep to their side: the engine is numerics only, the job-backend interface knows
-no service, jobs and services know no router, and routers stay thin (no numerics, no SQL)."""
+"""The layers keep to their side: the engine is numerics only; ``app.ingest`` (the table reader
+the CLI shares) imports no web code and no database; the job-backend interface knows no service;
+models, storage, ingest, jobs and services know nothing of ``app.web``; no two packages of the
+app import each other; and routers stay thin (no numerics, no SQL)."""
 
 from __future__ import annotations
 
@@ -57,6 +59,25 @@ def loaded_after_import(module: str) -> set[str]:
     return set(out.stdout.split())
 
 
+def app_package(module: str) -> str:
+    """The app package a module belongs to (``app.web.views.run`` -> ``app.web``)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "app" and len(parts) > 1 else parts[0]
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Which app packages each app package imports (module-level and in functions alike)."""
+    graph: dict[str, set[str]] = {}
+    for path in files("app"):
+        if "versions" in path.parts:
+            continue
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        source = app_package(module)
+        targets = {app_package(n) for n in imported_modules(path) if n.startswith("app.")}
+        graph.setdefault(source, set()).update(targets - {source})
+    return graph
+
+
 @pytest.mark.parametrize("path", files("engine"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_engine_files_import_no_web_code(path: Path) -> None:
     tops = {name.split(".")[0] for name in imported_modules(path)}
@@ -70,17 +91,17 @@ def test_importing_the_engine_loads_no_web_code() -> None:
 
 def test_the_job_backend_interface_loads_no_service() -> None:
     loaded = loaded_after_import("app.jobs.backend")
-    assert not [name for name in loaded if name.startswith(("app.services", "app.routers"))]
+    assert not [name for name in loaded if name.startswith(("app.services", "app.web.routers"))]
 
 
 @pytest.mark.parametrize("folder", ["app/jobs", "app/services"])
 def test_jobs_and_services_import_no_router(folder: str) -> None:
     for path in files(folder):
-        routers = [n for n in imported_modules(path) if n.startswith("app.routers")]
+        routers = [n for n in imported_modules(path) if n.startswith("app.web.routers")]
         assert not routers, f"{path.name} imports {routers}"
 
 
-@pytest.mark.parametrize("path", files("app/routers"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", files("app/web/routers"), ids=lambda p: p.name)
 def test_routers_stay_thin(path: Path) -> None:
     """A router parses, calls a service and answers: no engine, no SQL, no numerics, and no
     route longer than a screenful."""

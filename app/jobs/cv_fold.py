@@ -1,7 +1,7 @@
 """A fold of a cross-validation over k, run by ``run_job`` like any run.
 
 The fold run's row says which study and which fold; the study says the folds (recomputed from
-its seed: ``app.services.cv.fold_split``), the metric and k_max. The fold's engine runs report
+its seed: ``app.jobs.evaluation.fold_split``), the metric and k_max. The fold's engine runs report
 to the same recorder as a run's (progress, heartbeat, cancel), but their events are not
 stored: the fold's product is its held-out error per k (``engine.cv.FoldResult``), stored as
 the run's result.
@@ -18,14 +18,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 import engine
+from app import storage
+from app.db.transient import retry
+from app.jobs.evaluation import fold_split
+from app.models import CVStudy, Dataset, Run
+from app.storage import ArrayStore
 from engine.cv import CVPlan, fold_errors, plan_cv
 from engine.trace import Event, StopRequested
-
-from .. import run_options, storage
-from ..models import CVStudy, Dataset, Run
-from ..services.cv import fold_split
-from ..storage import ArrayStore
-from ..transient import retry
 
 
 class Meter(Protocol):
@@ -51,7 +50,7 @@ class FoldSpec:
             run.algorithm,
             run.objective,
             k_max=study.k_max,
-            params=run_options.engine_params(run.params),
+            params=run.params,
             metric=study.metric,
             n_features=dataset.n_features,
             has_groups=dataset.groups is not None,
@@ -101,9 +100,9 @@ def run_fold(
             algorithm=run.algorithm,
             objective=run.objective,
             k_max=study.k_max,
-            params=run_options.engine_params(run.params),
+            params=run.params,
             metric=study.metric,
-            standardize=run_options.standardize(run.params),
+            standardize=run.standardize,
             groups=dataset.groups,
             random_state=run.seed,
             callback=recorder,

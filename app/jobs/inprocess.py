@@ -31,11 +31,11 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from ..config import Settings, StorageKind
-from ..db import make_db
-from ..storage import ArrayStore, make_store, owner_only_files
-from . import lease
-from .tasks import JobContext, run_job
+from app.config import Settings, StorageKind
+from app.db import make_db
+from app.jobs import lease
+from app.jobs.tasks import JobContext, run_job
+from app.storage import ArrayStore, make_store, owner_only_files
 
 log = logging.getLogger(__name__)
 

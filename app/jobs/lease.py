@@ -14,7 +14,7 @@
   because the old one died (the distributed backend, whose liveness is the queue's).
 
 Every write is one short transaction, retried with backoff while the database is transiently
-unavailable (``app.transient``): a lock held elsewhere delays a run, it never fails one. A
+unavailable (``app.db.transient``): a lock held elsewhere delays a run, it never fails one. A
 run's error is cleaned here, where it is stored (``run_errors.scrub``): no SQL, tokens or
 paths reach its user.
 """
@@ -30,9 +30,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Engine, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..models import ACTIVE, Run, RunStatus, TraceEvent, utcnow
-from ..transient import retried
-from .run_errors import scrub
+from app.db.transient import retried
+from app.jobs.run_errors import scrub
+from app.models import ACTIVE, Run, RunStatus, TraceEvent, utcnow
 
 
 @dataclass(frozen=True)

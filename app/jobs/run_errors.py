@@ -7,7 +7,7 @@ import re
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import AppError
+from app.errors import AppError
 
 MAX_CHARS = 2000
 _SQLALCHEMY_TAIL = re.compile(r"\s*(\[SQL: |\[parameters: |\(Background on this error).*", re.S)

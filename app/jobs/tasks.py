@@ -22,14 +22,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 import engine
+from app import storage
+from app.db.transient import is_transient, retried, retry
+from app.jobs import cv_fold, lease, run_errors
+from app.jobs.evaluation import select_run, split_rows, summarise
+from app.models import Dataset, Run, RunResult, RunStatus
+from app.storage import ArrayStore
 from engine.trace import SUPPORT_CHANGING, Event
-
-from .. import run_options, storage
-from ..models import Dataset, Run, RunResult, RunStatus
-from ..services.evaluation import select_run, split_rows, summarise
-from ..storage import ArrayStore
-from ..transient import is_transient, retried, retry
-from . import cv_fold, lease, run_errors
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +101,7 @@ class ProgressMeter:
             run.algorithm,
             run.objective,
             k=run.k,
-            params=run_options.engine_params(run.params),
+            params=run.params,
             n_features=job.dataset.n_features,
         )
         return cls(config)

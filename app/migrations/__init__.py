@@ -12,7 +12,7 @@ Procrastinate's tables are Procrastinate's own: they are neither compared nor mi
 
 Adding a revision (a new column, table or index):
 
-1. Change the model in ``app/models.py``.
+1. Change the model in its module of ``app/models/``.
 2. ``python -m app.migrations new "add notes to runs"`` writes
    ``app/migrations/versions/NNNN_add_notes_to_runs.py``, the next number after the current
    head, with the operations Alembic finds between the head schema and the models. Read it:

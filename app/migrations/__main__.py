@@ -16,9 +16,9 @@ from pathlib import Path
 from alembic import command
 from alembic.migration import MigrationContext
 
-from ..config import Settings
-from ..db import make_db
-from . import config, head, prepare_schema
+from app.config import Settings
+from app.db import make_db
+from app.migrations import config, head, prepare_schema
 
 
 def upgrade() -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import engine
+from app.models import Dataset, Task
 from engine import datasets as generators
-
-from ..models import Dataset, Task
 
 TABLE_TASKS = frozenset(t.value for t in Task)
 

@@ -17,27 +17,27 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import engine
-from engine.cv import CVPlan, FoldResult, kfold, plan_cv, summarise
-
-from .. import run_options
-from ..errors import Conflict, InvalidInput, NotFound
-from ..jobs import lease
-from ..jobs.backend import JobBackend
-from ..models import CVStudy, Dataset, IdempotencyKey, Run, RunConfig, RunStatus, Task
-from ..models_cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
-from ..storage import ArrayStore
-from . import catalog, idempotency
-from . import runs as run_service
+from app.errors import Conflict, InvalidInput, NotFound
+from app.jobs import lease
+from app.jobs.backend import JobBackend
+from app.jobs.evaluation import fold_split
+from app.models import (
+    CVStudy,
+    Dataset,
+    IdempotencyKey,
+    Run,
+    RunConfig,
+    RunStatus,
+    Task,
+)
+from app.models.cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
+from app.services import catalog, idempotency
+from app.services import runs as run_service
+from app.storage import ArrayStore
+from engine.cv import CVPlan, FoldResult, plan_cv, summarise
 
 # A failed or cancelled fold decides the study's status before the ones still going.
 _STATUS_ORDER = (RunStatus.failed, RunStatus.cancelled, RunStatus.running, RunStatus.queued)
-
-
-def fold_split(y: np.ndarray, objective: str, n_folds: int, seed: int) -> list[tuple]:
-    """The study's (train, test) rows: ``engine.cv.kfold``, stratified for a classification
-    objective (as ``engine.cv.cross_validate_k`` splits)."""
-    labels = y if engine.OBJECTIVES[objective].task == Task.classification else None
-    return kfold(len(y), n_folds, y=labels, random_state=seed)
 
 
 # --------------------------------------------------------------------------- submitting
@@ -111,13 +111,14 @@ def submit_cv(
     dataset = _dataset(session, body.dataset_id)
     plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
     _check_classes(store, dataset, plan, body)
-    params = run_options.stored(plan.params, standardize=body.standardize)
+    params = plan.params
     study = CVStudy(
         dataset_id=dataset.id,
         algorithm=body.algorithm,
         objective=body.objective,
         k_max=plan.k_max,
         params=params,
+        standardize=body.standardize,
         n_folds=body.n_folds,
         rule=body.rule,
         metric=plan.metric,
@@ -228,8 +229,8 @@ def public(session: Session, study: CVStudy) -> CVPublic:
     return CVPublic(
         **study.model_dump(include={"id", "dataset_id", "algorithm", "objective", "k_max"}),
         **study.model_dump(include={"n_folds", "rule", "metric", "seed", "created_at"}),
-        params=run_options.engine_params(study.params),
-        standardize=run_options.standardize(study.params),
+        params=study.params,
+        standardize=study.standardize,
         mode=study.plan.get("mode", ""),
         mode_reason=study.plan.get("reason", ""),
         status=status_of(folds) if folds else RunStatus.failed,
@@ -272,9 +273,9 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
         algorithm=study.algorithm,
         objective=study.objective,
         k=k,
-        params=run_options.engine_params(study.params),
+        params=study.params,
         record_candidates=body.record_candidates,
-        standardize=run_options.standardize(study.params),
+        standardize=study.standardize,
     )
     dataset = session.get(Dataset, study.dataset_id)
     params = run_service.validate_config(config, dataset)
@@ -283,7 +284,8 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
         algorithm=study.algorithm,
         objective=study.objective,
         k=k,
-        params=run_options.stored(params, standardize=config.standardize),
+        params=params,
+        standardize=config.standardize,
         record_candidates=body.record_candidates,
         seed=study.seed,
     )

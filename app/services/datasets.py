@@ -21,13 +21,13 @@ import scipy.sparse as sp
 from sqlalchemy import delete, exists, func
 from sqlmodel import Session, select
 
-from engine import datasets as generators
-from engine.datasets import Problem
-
-from .. import storage
-from ..config import Settings
-from ..errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
-from ..models import (
+from app import storage
+from app.config import Settings
+from app.errors import Busy, Conflict, InvalidInput, NotFound, TooLarge
+from app.ingest import columns
+from app.ingest.upload import UploadLimits, parse_csv
+from app.ingest.words import Words
+from app.models import (
     ACTIVE,
     Comparison,
     CVStudy,
@@ -35,16 +35,16 @@ from ..models import (
     DatasetGenerate,
     DatasetPreview,
     DatasetPublic,
+    DatasetUpdate,
     Run,
     Task,
     UploadOptions,
 )
-from ..models_edit import DatasetUpdate
-from ..storage import ArrayStore
-from . import catalog, columns
-from .csv_upload import UploadLimits, parse_csv
-from .updates import apply_update
-from .upload_words import Words
+from app.services import catalog
+from app.services.updates import apply_update
+from app.storage import ArrayStore
+from engine import datasets as generators
+from engine.datasets import Problem
 
 
 class UploadGate:

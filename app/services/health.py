@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from ..db import ping
-from ..jobs.backend import JobBackend
-from ..models import Dataset
-from ..storage import ArrayStore
+from app.db import ping
+from app.jobs.backend import JobBackend
+from app.models import Dataset
+from app.storage import ArrayStore
 
 RANK = {"ok": 0, "degraded": 1, "unavailable": 2}
 

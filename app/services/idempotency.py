@@ -12,8 +12,8 @@ import json
 
 from sqlmodel import Session, SQLModel
 
-from ..errors import InvalidInput
-from ..models import IdempotencyKey
+from app.errors import InvalidInput
+from app.models import IdempotencyKey
 
 HEADER = "Idempotency-Key"
 

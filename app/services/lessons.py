@@ -15,14 +15,13 @@ import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from app.jobs.backend import JobBackend
+from app.models import Dataset, IdempotencyKey, Run, RunCreate
+from app.services import runs as run_service
+from app.services.datasets import create_from_problem
+from app.storage import ArrayStore
 from engine import datasets as generators
 from engine.datasets import Problem
-
-from ..jobs.backend import JobBackend
-from ..models import Dataset, IdempotencyKey, Run, RunCreate
-from ..storage import ArrayStore
-from . import runs as run_service
-from .datasets import create_from_problem
 
 
 @dataclass(frozen=True)

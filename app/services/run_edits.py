@@ -11,11 +11,19 @@ from sqlalchemy import delete, exists, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from ..errors import Conflict, InvalidInput, NotFound
-from ..models import ACTIVE, Comparison, ComparisonPublic, ComparisonRun, CVStudy, Run
-from ..models_edit import ComparisonFromRuns, RunUpdate
-from .runs import get_comparison, get_run, get_selection_run
-from .updates import apply_update
+from app.errors import Conflict, InvalidInput, NotFound
+from app.models import (
+    ACTIVE,
+    Comparison,
+    ComparisonFromRuns,
+    ComparisonPublic,
+    ComparisonRun,
+    CVStudy,
+    Run,
+    RunUpdate,
+)
+from app.services.runs import get_comparison, get_run, get_selection_run
+from app.services.updates import apply_update
 
 
 def update_run(session: Session, run_id: int, body: RunUpdate) -> Run:

@@ -14,12 +14,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import engine
-from engine.trace import Event
-
-from .. import run_options
-from ..errors import Conflict, InvalidInput, NotFound
-from ..jobs.backend import JobBackend
-from ..models import (
+from app.errors import Conflict, InvalidInput, NotFound
+from app.jobs.backend import JobBackend
+from app.jobs.evaluation import check_split, split_rows
+from app.models import (
     ACTIVE,
     Comparison,
     ComparisonCreate,
@@ -37,9 +35,9 @@ from ..models import (
     TracePage,
     utcnow,
 )
-from ..storage import ArrayStore
-from . import catalog, idempotency
-from .evaluation import check_split, split_rows
+from app.services import catalog, idempotency
+from app.storage import ArrayStore
+from engine.trace import Event
 
 Loc = tuple[str | int, ...]
 
@@ -102,7 +100,8 @@ def _new_run(
         algorithm=config.algorithm,
         objective=config.objective,
         k=config.k,
-        params=run_options.stored(params, standardize=config.standardize),
+        params=params,
+        standardize=config.standardize,
         record_candidates=config.record_candidates,
         test_fraction=split.test_fraction,
         seed=split.seed or 0,

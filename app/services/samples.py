@@ -14,12 +14,11 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from app.models import Dataset
+from app.services.datasets import create_from_problem
+from app.storage import ArrayStore
 from engine import datasets as generators
 from engine.datasets import Problem
-
-from ..models import Dataset
-from ..storage import ArrayStore
-from .datasets import create_from_problem
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from sqlmodel import Session, SQLModel
 
-from ..errors import InvalidInput
+from app.errors import InvalidInput
 
 Row = TypeVar("Row", bound=SQLModel)
 

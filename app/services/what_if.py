@@ -10,13 +10,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 import engine
+from app import storage
+from app.errors import InvalidInput
+from app.jobs.evaluation import select_run, split_rows
+from app.models import Dataset, Run
+from app.storage import ArrayStore
 from engine.trace import Event
-
-from .. import run_options, storage
-from ..errors import InvalidInput
-from ..models import Dataset, Run
-from ..storage import ArrayStore
-from .evaluation import select_run, split_rows
 
 MAX_FEATURES = 50  # the "small problem"
 MAX_CELLS = 250_000  # rows x features: a FoBa path on this many takes well under a second
@@ -64,7 +63,7 @@ def recompute(store: ArrayStore, run: Run, dataset: Dataset, changes: dict[str, 
     if reason := unavailable(dataset):
         raise InvalidInput(reason, loc=("query",))
     k = changes.get("k", run.k)
-    params = run_options.engine_params(run.params)
+    params = run.params
     params = {**params, **({"nu": changes["nu"]} if "nu" in changes else {})}
     try:
         checked = engine.check_config(
@@ -79,8 +78,7 @@ def recompute(store: ArrayStore, run: Run, dataset: Dataset, changes: dict[str, 
         )
     except engine.ConfigError as exc:
         raise InvalidInput(str(exc), loc=("query", exc.field)) from None
-    stored = run_options.stored(checked.params, standardize=run_options.standardize(run.params))
-    changed = Run(**{**run.model_dump(), "k": checked.k, "params": stored})
+    changed = Run(**{**run.model_dump(), "k": checked.k, "params": checked.params})
     changed.record_candidates = True
     arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]

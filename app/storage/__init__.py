@@ -15,10 +15,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from ..config import StorageKind
-from .base import Arrays, ArraysMissing, ArrayStore, pack_matrix, unpack_matrix
-from .database import DatabaseStore
-from .directory import DirectoryStore
+from app.config import StorageKind
+from app.storage.base import Arrays, ArraysMissing, ArrayStore, pack_matrix, unpack_matrix
+from app.storage.database import DatabaseStore
+from app.storage.directory import DirectoryStore
 
 __all__ = [
     "ArrayStore",

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from sqlmodel import Session
 
-from ..errors import Gone
+from app.errors import Gone
 
 Arrays = dict[str, np.ndarray]
 

@@ -21,8 +21,8 @@ from itertools import accumulate
 from sqlalchemy import Connection, Engine, delete, func, insert, select
 from sqlmodel import Session
 
-from ..models import ArrayChunk
-from .base import Arrays, ArraysMissing, read_npz, write_npz
+from app.models import ArrayChunk
+from app.storage.base import Arrays, ArraysMissing, read_npz, write_npz
 
 CHUNK_BYTES = 1 << 20
 _TABLE = ArrayChunk.__table__

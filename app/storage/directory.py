@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from .base import Arrays, ArraysMissing, read_npz, write_npz
+from app.storage.base import Arrays, ArraysMissing, read_npz, write_npz
 
 DATASETS_DIR = "datasets"
 _OURS = re.compile(r"\.?[0-9a-f]{32}\.(npz|partial)")  # what save writes, nothing else

@@ -10,7 +10,7 @@ import pytest
 from app_helpers import regression_csv
 from service_helpers import make_settings, serve
 
-from app.auth import COOKIE, session_keys
+from app.web.auth import COOKIE, session_keys
 
 KEY = "s3cret-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}

@@ -11,8 +11,8 @@ import pytest
 from app_helpers import regression_csv, upload_ok
 from service_helpers import make_settings, serve
 
-from app.hardening import CONTENT_SECURITY_POLICY
-from app.routers.rendering import asset_dir
+from app.web.middleware import CONTENT_SECURITY_POLICY
+from app.web.rendering import asset_dir
 
 HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,

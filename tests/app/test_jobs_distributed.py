@@ -25,8 +25,8 @@ from sqlmodel import Session
 
 from app.config import Settings
 from app.db import make_db
-from app.jobs import queue
-from app.jobs.queue import NeedsPostgres
+from app.jobs.distributed import queue
+from app.jobs.distributed.queue import NeedsPostgres
 from app.models import ComparisonCreate, RunCreate
 from app.services import runs as run_service
 

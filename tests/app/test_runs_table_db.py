@@ -11,7 +11,7 @@ from service_helpers import make_settings, serve
 from sqlmodel import Session
 
 from app.models import Run, RunStatus
-from app.services.views.runs_table import SORTS
+from app.web.views.runs_table import SORTS
 
 
 def result(objective: float, mse: float | None, f: float | None, seconds: float) -> dict:

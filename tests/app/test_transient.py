@@ -20,13 +20,13 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 from app.db import make_db
+from app.db.transient import is_transient
 from app.jobs import lease
 from app.jobs.tasks import JobContext, run_job
 from app.migrations import prepare_schema
 from app.models import DatasetGenerate, Run, RunStatus
 from app.services.datasets import create_generated
 from app.storage import DirectoryStore
-from app.transient import is_transient
 
 BUSY_SECONDS = 0.3  # the busy timeout under test; every lock below outlasts it
 GENERATE = {"generator": "gaussian_regression", "params": {"n": 60, "d": 8}}
@@ -92,7 +92,7 @@ def test_a_worker_waits_out_a_lock_and_its_run_completes(
     run_id = queued_run(db, store)
     held = lease.claim(db, run_id, "here")
     ctx = JobContext(db=db, store=store, claim=held, batch_events=1, batch_seconds=0.0)
-    with caplog.at_level(logging.WARNING, logger="app.transient"):
+    with caplog.at_level(logging.WARNING, logger="app.db.transient"):
         with write_lock(data_dir / "busy.db", 1.5):  # the run's first trace write waits
             status = run_job(run_id, ctx)
     assert status == RunStatus.done

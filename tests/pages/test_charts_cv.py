@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from page_helpers import check_figure
 
-from app.services.charts.cv import cv_curve_figure
+from app.web.charts.cv import cv_curve_figure
 
 K, MEAN, SE = [1, 2, 3, 4], [3.0, 1.2, 1.0, 1.1], [0.4, 0.3, 0.25, 0.2]
 FOLDS = [[2.8, 1.0, 0.9, 1.0], [3.2, 1.4, 1.1, 1.2]]

@@ -7,10 +7,10 @@ from page_helpers import check_figure
 
 import engine
 from app.models import Run
-from app.services import teach
-from app.services.charts import compare, player, recovery, style
-from app.services.charts import run as run_charts
-from app.services.charts.teach import candidates_figure
+from app.web.charts import compare, player, recovery, style
+from app.web.charts import run as run_charts
+from app.web.charts.teach import candidates_figure
+from app.web.views import teach_step as teach
 from engine.trace import Event, best_along_path, membership, supports_in_order
 
 NAMES = ["alpha", "beta", "gamma", "delta", "eps"]

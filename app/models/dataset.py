@@ -1,0 +1,205 @@
+"""Data sets: the table, what an upload or a generator request sends, what clients get back,
+and what they send to rename or describe one."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ConfigDict, field_validator
+from sqlalchemy import JSON
+from sqlmodel import Field, SQLModel
+
+from app.models.common import NO_ID_REUSE, Task, utcnow
+from app.models.fields import MAX_SEED, STRICT
+
+
+class Dataset(SQLModel, table=True):
+    __tablename__ = "datasets"
+    __table_args__ = NO_ID_REUSE
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    description: str = ""
+    source: str  # upload, generator or bundled
+    task: str
+    target: str
+    n_samples: int
+    n_features: int
+    feature_names: list[str] = Field(sa_type=JSON)
+    groups: list[str] | None = Field(default=None, sa_type=JSON)
+    classes: list[str] | None = Field(default=None, sa_type=JSON)  # label of y == 0, y == 1
+    true_support: list[int] | None = Field(default=None, sa_type=JSON)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    file: str  # the array store's key (chosen by the server) of X, y and the column stats
+    sample_key: str | None = Field(default=None, unique=True)  # makes seeding idempotent
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class UploadOptions(SQLModel):
+    """Form fields sent with a CSV upload (the file itself travels in the field ``file``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(description="Name of the column to predict.")
+    features: str | None = Field(
+        None,
+        description="Feature columns: comma-separated names or a JSON list; default all "
+        "columns but the target (and but ID-like columns, see id_columns).",
+    )
+    delimiter: str | None = Field(
+        None, description="One character, or 'tab'; detected from the file when omitted."
+    )
+    decimal: Literal[".", ","] = Field(
+        ".", description="Decimal mark of the numbers: '.' (1.5) or ',' (1,5)."
+    )
+    encoding: str = Field("utf-8", description="Text encoding of the file (a text codec).")
+    task: Task | None = Field(None, description="Inferred from the target when omitted.")
+    positive_class: str | None = Field(
+        None,
+        max_length=200,
+        description="Makes a classification target binary: this class (y = 1) against all "
+        "the others (y = 0). Needed when the target has more than two classes.",
+    )
+    text_columns: Literal["error", "drop", "onehot"] = Field(
+        "error",
+        description="Feature columns holding text: refuse the file naming them all (error), "
+        "leave them out (drop), or encode each as indicator columns named column=value that "
+        "form one feature group (onehot).",
+    )
+    missing: Literal["error", "drop", "impute"] = Field(
+        "error",
+        description="Missing or infinite cells: refuse the file with counts per column "
+        "(error), drop those rows (drop), or fill feature cells with the column mean "
+        "(impute; rows missing the target are dropped).",
+    )
+    id_columns: Literal["drop", "keep"] = Field(
+        "drop",
+        description="ID-like columns (a unique integer or text per row, a row counter, or a "
+        "name such as id): left out of the features (drop) or kept (keep). Columns named in "
+        "'features' are always kept.",
+    )
+    groups: str | None = Field(
+        None,
+        description="Feature groups: a JSON object {column: group} (unmapped columns form "
+        "groups of their own; a one-hot encoded column names all its indicators) or one label "
+        "per feature (comma-separated or a JSON list).",
+    )
+    true_support: str | None = Field(
+        None,
+        description="Columns known to matter (comma-separated or a JSON list), for "
+        "support-recovery metrics.",
+    )
+    name: str | None = Field(None, max_length=200)
+    description: str = Field("", max_length=2000)
+
+    @field_validator("missing", mode="before")
+    @classmethod
+    def _old_spelling(cls, value: Any) -> Any:
+        return "error" if value == "reject" else value  # the name before 'error'
+
+
+class DatasetGenerate(SQLModel):
+    model_config = STRICT
+
+    generator: str = Field(description="A name from GET /api/generators.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    random_state: int | None = Field(0, ge=0, le=MAX_SEED)
+    name: str | None = Field(None, max_length=200)
+
+
+class ColumnSummary(SQLModel):
+    name: str
+    role: Literal["feature", "target"]
+    type: Literal["numeric", "categorical"]
+    missing: int
+    imputed: int = Field(0, description="Missing cells filled with the column mean.")
+    id_like: bool = Field(False, description="Looks like a row identifier (kept on request).")
+    source: str | None = Field(
+        None, description="The text column a one-hot indicator column was made from."
+    )
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+class DatasetSummary(SQLModel):
+    id: int
+    name: str
+    description: str
+    source: str
+    task: Task
+    target: str
+    n_samples: int
+    n_features: int
+    has_true_support: bool
+    created_at: datetime
+    url: str
+
+    @classmethod
+    def of(cls, ds: Dataset) -> DatasetSummary:
+        return cls.model_validate(_dataset_fields(ds))
+
+
+class DatasetPublic(DatasetSummary):
+    feature_names: list[str]
+    groups: list[str] | None
+    classes: list[str] | None
+    true_support: list[str] | None
+    columns: list[ColumnSummary]
+    meta: dict[str, Any]
+
+    @classmethod
+    def with_columns(cls, ds: Dataset, columns: list[ColumnSummary]) -> DatasetPublic:
+        names = ds.feature_names
+        truth = [names[j] for j in ds.true_support] if ds.true_support is not None else None
+        return cls.model_validate(
+            {
+                **_dataset_fields(ds),
+                "feature_names": names,
+                "groups": ds.groups,
+                "classes": ds.classes,
+                "true_support": truth,
+                "columns": columns,
+                "meta": ds.meta,
+            }
+        )
+
+
+def _dataset_fields(ds: Dataset) -> dict[str, Any]:
+    return {
+        **ds.model_dump(include=set(DatasetSummary.model_fields) - {"url", "has_true_support"}),
+        "has_true_support": ds.true_support is not None,
+        "url": f"/api/datasets/{ds.id}",
+    }
+
+
+class DatasetPreview(SQLModel):
+    dataset_id: int
+    offset: int
+    total: int
+    columns: list[str]
+    rows: list[list[float | str]]
+    id_like: list[str] = Field(
+        default_factory=list, description="Columns shown that look like row identifiers."
+    )
+    excluded: dict[str, str] = Field(
+        default_factory=dict, description="Columns of the file left out, with the reason."
+    )
+
+
+class DatasetUpdate(SQLModel):
+    """Fields left out stay as they are."""
+
+    model_config = STRICT
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=2000)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("the name is blank; give the data set a name")
+        return None if value is None else value.strip()

@@ -1,0 +1,231 @@
+"""Runs: what clients send to start one (a configuration, a split), the table, what clients
+get back, what they send to rename or tag one, and a finished run's result.
+
+``RunBase`` holds the columns a client may read; the table ``Run`` adds the worker's
+bookkeeping (the claim token) and ``RunPublic`` adds what is computed for the answer (urls,
+durations), so a new column is declared once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import field_validator
+from sqlalchemy import JSON
+from sqlmodel import Field, SQLModel
+
+from app.models.common import NO_ID_REUSE, RunStatus, utcnow
+from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
+
+MAX_TAGS = 20
+MAX_TAG_CHARS = 40
+
+
+class RunUpdate(SQLModel):
+    """Fields left out stay as they are."""
+
+    model_config = STRICT
+
+    name: str | None = Field(None, max_length=200, description="Blank: no name.")
+    notes: str | None = Field(None, max_length=5000)
+    tags: list[str] | None = Field(
+        None,
+        max_length=MAX_TAGS,
+        description=f"Short labels, at most {MAX_TAGS} of at most {MAX_TAG_CHARS} characters, "
+        "without commas or double quotes; repeats are kept once.",
+    )
+
+    @field_validator("name", "notes")
+    @classmethod
+    def _strip(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip()
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: list[str] | None) -> list[str] | None:
+        if tags is None:
+            return None
+        out: list[str] = []
+        for raw in tags:
+            tag = raw.strip()
+            if not tag:
+                raise ValueError("a tag is empty; leave it out")
+            if len(tag) > MAX_TAG_CHARS:
+                raise ValueError(f"tag {tag[:20]!r}… is longer than {MAX_TAG_CHARS} characters")
+            if "," in tag or '"' in tag:
+                raise ValueError(f"tag {tag!r} holds a comma or a double quote; split or drop it")
+            if tag not in out:
+                out.append(tag)
+        return out
+
+
+class RunConfig(SQLModel):
+    """One algorithm configuration: the part of a run a comparison varies."""
+
+    model_config = STRICT
+
+    algorithm: str = Field(description="A name from GET /api/algorithms.")
+    objective: str = Field("least_squares", description="A name from GET /api/objectives.")
+    k: int | None = Field(None, ge=1, le=MAX_K, description="Number of features to select.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Algorithm and objective parameters, by name."
+    )
+    record_candidates: bool = Field(
+        False, description="Keep the candidate scores behind each decision (teaching mode)."
+    )
+    standardize: bool = Field(
+        True,
+        description="Select on columns scaled to unit variance, so that the columns' units do "
+        "not decide; coefficients are reported on the original scale.",
+    )
+
+
+class SplitOptions(SQLModel):
+    model_config = STRICT
+
+    test_fraction: Fraction | None = Field(
+        None, gt=0, lt=1, description="Hold out this fraction of rows to test on."
+    )
+    seed: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_SEED,
+        description="Seeds the split and randomised algorithms (default 0).",
+    )
+
+
+class RunCreate(RunConfig, SplitOptions):
+    dataset_id: int = Field(ge=1, le=MAX_ID)
+
+
+class RunBase(SQLModel):
+    """The columns of a run that clients read."""
+
+    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    comparison_id: int | None = Field(
+        default=None, foreign_key="comparisons.id", ondelete="CASCADE", index=True
+    )
+    algorithm: str
+    objective: str
+    k: int | None = None
+    params: dict[str, Any] = Field(
+        default_factory=dict, sa_type=JSON, description="Engine parameters, defaults filled in."
+    )
+    record_candidates: bool = False
+    standardize: bool = Field(default=True, sa_column_kwargs={"server_default": "1"})
+    test_fraction: float | None = None
+    seed: int = 0
+    status: str = Field(default=RunStatus.queued, index=True)
+    cancel_requested: bool = False
+    progress: float = 0.0
+    attempt: int = 0  # claims so far; above 1 means a worker died holding it
+    worker: str | None = None
+    heartbeat_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str | None = None
+    # A fold of a cross-validation over k (its result is engine.cv.FoldResult.to_dict()), not
+    # a run of its own: kept out of the run lists, executed by run_job like any run.
+    cv_id: int | None = Field(
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
+    )
+    cv_fold: int | None = None
+    # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
+    name: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    notes: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    tags: list[str] = Field(
+        default_factory=list, sa_type=JSON, sa_column_kwargs={"server_default": "[]"}
+    )
+
+
+class Run(RunBase, table=True):
+    __tablename__ = "runs"
+    __table_args__ = NO_ID_REUSE
+
+    id: int | None = Field(default=None, primary_key=True)
+    claim_token: str | None = None
+    result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+
+
+class RunPublic(RunBase):
+    id: int
+    status: RunStatus
+    queued_seconds: float | None = Field(description="From submission to the last claim.")
+    run_seconds: float | None = Field(description="From the last claim to the end.")
+    result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
+    cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
+    url: str
+    trace_url: str
+
+    @classmethod
+    def of(cls, run: Run) -> RunPublic:
+        return cls.model_validate(
+            {
+                **run.model_dump(exclude={"claim_token"}),
+                "result": run.result if run.cv_id is None else None,
+                "queued_seconds": _seconds(run.created_at, run.started_at),
+                "run_seconds": _seconds(run.started_at, run.finished_at),
+                "url": f"/api/runs/{run.id}",
+                "trace_url": f"/api/runs/{run.id}/trace",
+            }
+        )
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    return (end - start).total_seconds() if start and end else None
+
+
+# --------------------------------------------------------------------------- results
+# ``Run.result`` holds ``RunResult.model_dump()``: the selection, its fit on the training and
+# test rows, and its recovery of a known true support.
+
+
+class SelectedFeature(SQLModel):
+    index: int
+    name: str
+    coef: float
+
+
+class FitMetrics(SQLModel):
+    """MSE and R^2 for regression objectives; accuracy and log-loss for classification."""
+
+    n_samples: int
+    mse: float | None = None
+    r2: float | None = None
+    accuracy: float | None = None
+    log_loss: float | None = None
+
+
+class SupportRecovery(SQLModel):
+    """The selected support S against the known true support S*."""
+
+    true_support: list[str]
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    precision: float
+    recall: float
+    f_measure: float
+    selection_error: int
+    selection_error_definition: str = "|S \\ S*| + |S* \\ S| (size of the symmetric difference)"
+    exact_recovery: bool
+    auc: float | None = Field(
+        None,
+        description="Support-recovery ROC AUC, the features ranked by the order the path first "
+        "admitted them; none when every feature is true (or none is), or for runs stored "
+        "before it was recorded.",
+    )
+
+
+class RunResult(SQLModel):
+    support: list[SelectedFeature]
+    intercept: float
+    objective: float | None
+    n_steps: int
+    stop_reason: str
+    engine_seconds: float
+    train: FitMetrics
+    test: FitMetrics | None
+    recovery: SupportRecovery | None

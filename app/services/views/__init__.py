@@ -1,3 +1,0 @@
-"""View models of the HTML pages, one module per page: what each page shows, built from the
-services. Routes in ``app.routers.pages`` parse the request, call one function here and render
-its dictionary; nothing here knows about requests or templates."""

@@ -1,0 +1,147 @@
+"""How errors become answers: the handlers that turn the services' errors (``app.errors``),
+FastAPI's validation errors and transient database errors into JSON, and the outermost
+middleware that answers every exception nothing else handled (507 for a full disk, otherwise a
+500 naming the request id) and puts a request id on every response."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import re
+import uuid
+from collections.abc import Iterator
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.db.transient import RETRY_AFTER_SECONDS, is_transient
+from app.errors import AppError, Busy, json_safe
+from app.web.middleware import set_headers
+
+log = logging.getLogger("app.errors")
+
+REQUEST_ID = "X-Request-ID"
+_CLIENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a caller's own id, if it is a tame one
+DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+
+
+TOO_BIG = "a number in the request is too large: ids, offsets and counts are at most 2^63 - 1"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what it wraps (a DBAPI error's ``orig``) or was raised from, in turn."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
+    return any(isinstance(cause, kind) for cause in _causes(exc))
+
+
+def _says_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return (
+        "database or disk is full" in text
+        or "no space left on device" in text
+        or type(exc).__name__ == "DiskFull"  # psycopg's SQLSTATE 53100
+    )
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """The disk (or the database's) is full, wherever in the chain of causes it was said."""
+    return any(_says_disk_full(cause) for cause in _causes(exc))
+
+
+class Errors:
+    """A request id on every response (the caller's X-Request-ID, if tame, else a new one),
+    and an answer to every exception nothing else handled: 507 for a full disk, otherwise a
+    JSON 500 naming the request id, which the log names too. The exception is not passed on:
+    the server would drop the keep-alive connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(REQUEST_ID.lower().encode(), b"").decode("latin-1")
+        request_id = given if _CLIENT_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                set_headers(message, {REQUEST_ID: request_id})
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            if started:  # part of an answer went out: nothing sensible can follow it
+                log.exception("request %s failed while answering", request_id)
+                raise
+            response = self._answer(scope, exc, request_id)
+            await response(scope, receive, send_with_id)
+
+    @staticmethod
+    def _answer(scope: Scope, exc: Exception, request_id: str) -> Response:
+        where = f"{scope['method']} {scope['path']}"
+        if _in_chain(exc, OverflowError):
+            # A number no database column holds reached a query: a route that does not bound
+            # its integers yet (the routes here do, see deps.Id); still the client's mistake.
+            log.warning("request %s (%s): an unbounded integer reached a query", request_id, where)
+            problem = {"type": "value_error", "loc": ["request"], "msg": TOO_BIG}
+            return JSONResponse({"detail": [problem]}, status_code=422)
+        if is_disk_full(exc):
+            log.error("request %s (%s): disk full: %s", request_id, where, exc)
+            detail = (
+                "the server's disk is full: nothing was stored; try again once space is freed "
+                f"(request id {request_id})"
+            )
+            return JSONResponse({"detail": detail, "request_id": request_id}, status_code=507)
+        log.exception("request %s (%s): unexpected error", request_id, where)
+        detail = f"unexpected server error; its request id is {request_id} (also in the log)"
+        return JSONResponse({"detail": detail, "request_id": request_id}, status_code=500)
+
+
+async def _handle(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    body = json_safe(exc.body())
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    body = {"detail": json_safe(jsonable_encoder(exc.errors()))}
+    return JSONResponse(body, status_code=422)
+
+
+async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
+    if not is_transient(exc):
+        raise exc  # a bug or a broken database: the server error it is
+    busy = Busy(
+        "the database is busy or briefly unreachable; nothing was changed, send the request "
+        f"again in {RETRY_AFTER_SECONDS} seconds",
+        retry_after=RETRY_AFTER_SECONDS,
+    )
+    return await _handle(request, busy)
+
+
+def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, _handle)
+    app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(RequestValidationError, _invalid_request)

@@ -1,0 +1,168 @@
+"""The ASGI middleware every request passes, outermost last: security headers on every answer,
+OPTIONS answered with the methods a resource allows, and request bodies bounded before they
+are read. (Unexpected errors and the request id: ``app.web.errors``.)"""
+
+from __future__ import annotations
+
+import logging
+
+import fastapi.routing
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("app.errors")
+
+# Only our own origin. Plotly and Swagger UI set inline styles (style attributes and <style>
+# elements they create), hence 'unsafe-inline' for styles only; images include data: URIs
+# (the favicon, Swagger UI's icons) and blob: (Plotly's "download plot" image).
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def set_headers(message: Message, extra: dict[str, str]) -> None:
+    headers = MutableHeaders(scope=message)
+    for name, value in extra.items():
+        headers.setdefault(name, value)
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                set_headers(message, SECURITY_HEADERS)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class Options:
+    """OPTIONS on a route's path answers 204 with ``Allow``: every method its routes take. A
+    405 names them all too (the router's own names only the first route that matched)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        methods = allowed_methods(scope)
+        method = scope["method"]
+        if methods and (method == "OPTIONS" or method not in methods | {"HEAD"}):
+            # OPTIONS, or a method no route at this very path takes (GET on POST-only
+            # /api/datasets/generate would otherwise reach GET /api/datasets/{dataset_id}).
+            allow = ", ".join(sorted(methods))
+            status = 204 if method == "OPTIONS" else 405
+            body = None if status == 204 else {"detail": f"{method} is not allowed here"}
+            response = Response(status_code=204) if body is None else JSONResponse(body, 405)
+            response.headers["Allow"] = allow
+            await response(scope, receive, send)
+            return
+
+        async def send_allow(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405 and methods:
+                MutableHeaders(scope=message)["Allow"] = ", ".join(sorted(methods))
+            await send(message)
+
+        await self.app(scope, receive, send_allow)
+
+
+def _routes(app: object) -> list[object]:
+    """Every route with its full path, methods and path_regex (FastAPI >= 0.120 keeps
+    included routers whole; older versions list their routes flat)."""
+    flatten = getattr(fastapi.routing, "iter_route_contexts", None)
+    routes = getattr(app, "routes", [])
+    return list(flatten(routes)) if flatten else list(routes)
+
+
+def allowed_methods(scope: Scope) -> set[str]:
+    """The methods the routes at this path take (static files aside). A route whose path is
+    this very path hides those that only match it through a parameter (POST
+    /api/datasets/generate, not GET /api/datasets/{dataset_id})."""
+    path = scope["path"]
+    matched = [
+        (route.methods, "{" not in route.path)
+        for route in _routes(scope.get("app"))
+        if getattr(route, "methods", None) and route.path_regex.match(path)
+    ]
+    literal = any(exact for _, exact in matched)
+    methods = {m for found, exact in matched if exact or not literal for m in found}
+    return methods | {"OPTIONS"} if methods else methods
+
+
+# --------------------------------------------------------------------------- body limit
+# Request bodies are refused with 413 while they stream in: FastAPI's multipart parser would
+# otherwise receive a whole upload before any handler could look at its size.
+
+# Multipart framing and the form fields travel with the file.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+class BodyLimit:
+    def __init__(
+        self, app: ASGIApp, *, upload_path: str, upload_bytes: int, other_bytes: int
+    ) -> None:
+        self.app = app
+        self.upload_path = upload_path
+        self.upload_bytes = upload_bytes
+        self.other_bytes = other_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] == self.upload_path:
+            limit = self.upload_bytes + FORM_OVERHEAD_BYTES
+            message = f"uploads are limited to {_size(self.upload_bytes)} (MAX_UPLOAD_MB)"
+        else:
+            limit = self.other_bytes
+            message = f"request bodies are limited to {_size(limit)} (MAX_JSON_KB)"
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
+            return
+        received = 0
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            event = await receive()
+            received += len(event.get("body", b""))
+            if received > limit:
+                # Raised inside the app: FastAPI passes HTTPExceptions from body reading on
+                # to its exception handler, which answers 413.
+                raise HTTPException(413, message)
+            return event
+
+        await self.app(scope, counting_receive, send)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:g} MB" if n >= 1024 * 1024 else f"{n / 1024:g} KB"

@@ -1,0 +1,131 @@
+"""Data-set routes: parse, call the service, return."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
+from pydantic import Field
+
+from app.ingest.words import Words
+from app.models import (
+    DatasetGenerate,
+    DatasetPreview,
+    DatasetPublic,
+    DatasetSummary,
+    DatasetUpdate,
+    Message,
+    UploadOptions,
+)
+from app.services import datasets
+from app.web.deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
+
+router = APIRouter(prefix="/datasets", tags=["datasets"])
+
+Limit = Annotated[int, Query(ge=1, le=1000)]
+READ = {
+    404: {"model": Message},
+    410: {
+        "model": Message,
+        "description": "The data set's stored arrays are lost; upload it again.",
+    },
+}
+
+
+class UploadForm(UploadOptions):
+    file: UploadFile = Field(description="The CSV file.")
+
+
+@router.get("", response_model=list[DatasetSummary])
+def list_datasets(session: SessionDep, offset: Offset = 0, limit: Limit = 100):
+    return [DatasetSummary.of(ds) for ds in datasets.list_datasets(session, offset, limit)]
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=DatasetPublic,
+    responses={
+        413: {
+            "model": Message,
+            "description": "Too many bytes, columns, cells or a too long line.",
+        },
+        503: {
+            "model": Message,
+            "description": "MAX_PARALLEL_UPLOADS are being read; see Retry-After.",
+        },
+    },
+)
+def upload_dataset(
+    session: SessionDep,
+    store: StoreDep,
+    settings: SettingsDep,
+    gate: UploadGateDep,
+    form: Annotated[UploadForm, Form(media_type="multipart/form-data")],
+    response: Response,
+    wording: Annotated[Literal["api", "form"], Header(alias="X-Wording")] = "api",
+):
+    """Upload a CSV file (field ``file``) with the form fields described below. Every problem
+    the options can fix is reported at once (one ``detail`` entry each); with ``X-Wording:
+    form`` the messages name the upload form's controls instead of the fields."""
+    words = Words(form=wording == "form")
+    file = form.file
+    dataset = datasets.create_from_upload(
+        session, store, settings, file.file, file.filename, form, gate, words
+    )
+    response.headers["Location"] = f"/api/datasets/{dataset.id}"
+    return datasets.describe(store, dataset)
+
+
+@router.post(
+    "/generate",
+    status_code=201,
+    response_model=DatasetPublic,
+    responses={422: {"description": "Invalid parameters, or more cells than MAX_CELLS."}},
+)
+def generate_dataset(
+    session: SessionDep,
+    store: StoreDep,
+    settings: SettingsDep,
+    body: DatasetGenerate,
+    response: Response,
+):
+    """Generate a data set with one of the engine's generators (see GET /api/generators)."""
+    dataset = datasets.create_generated(session, store, body, settings.max_cells)
+    response.headers["Location"] = f"/api/datasets/{dataset.id}"
+    return datasets.describe(store, dataset)
+
+
+@router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
+    return datasets.describe(store, datasets.get_dataset(session, dataset_id))
+
+
+@router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)
+def preview_dataset(
+    session: SessionDep,
+    store: StoreDep,
+    dataset_id: Id,
+    offset: Offset = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 20,
+):
+    """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    return datasets.preview(store, dataset, offset, limit)
+
+
+@router.patch("/{dataset_id}", response_model=DatasetPublic, responses=READ)
+def update_dataset(session: SessionDep, store: StoreDep, dataset_id: Id, body: DatasetUpdate):
+    """Rename a data set or change its description; fields left out stay as they are."""
+    return datasets.describe(store, datasets.update_dataset(session, dataset_id, body))
+
+
+@router.delete(
+    "/{dataset_id}",
+    status_code=204,
+    responses={404: {"model": Message}, 409: {"model": Message}},
+)
+def delete_dataset(session: SessionDep, store: StoreDep, dataset_id: Id) -> None:
+    """Delete a data set with its runs (and their traces), comparisons and cross-validations;
+    refused (409) while a run on it is queued or running."""
+    datasets.delete_dataset(session, store, dataset_id)

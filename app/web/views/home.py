@@ -1,0 +1,113 @@
+"""The home page, the data set page and the run form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, select
+
+import engine
+from app.errors import NotFound
+from app.models import Comparison, Dataset, Task
+from app.services import catalog
+from app.services import datasets as dataset_service
+from app.services import runs as run_service
+from app.storage import ArrayStore
+
+# --------------------------------------------------------------------------- forms
+
+
+def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
+    """Objectives usable on the data set (a classification objective needs binary labels)."""
+    return [
+        spec.to_dict()
+        for spec in catalog.OBJECTIVES.values()
+        if spec.task != Task.classification or dataset.task == Task.classification
+    ]
+
+
+def run_form(
+    dataset: Dataset, algorithm: str | None, objective: str | None, k: str | None
+) -> dict[str, Any]:
+    """The run form: the chosen algorithm (the registry's default otherwise), the objectives
+    it can work with on this data set, and k."""
+    specs = {name: spec.to_dict() for name, spec in engine.ALGORITHMS.items()}
+    spec = specs[algorithm if algorithm in specs else engine.REGISTRY.default_algorithm]
+    needs = set(spec["requires"]["capabilities"])
+    usable = objective_specs(dataset)
+    usable = [o for o in usable if needs <= set(o["capabilities"])] or usable
+    names = [o["name"] for o in usable]
+    preferred = catalog.default_objective(dataset)
+    chosen = objective if objective in names else (preferred if preferred in names else names[0])
+    return {
+        "dataset": dataset,
+        "algorithms": [{**s, "blocked": _blocked(s["name"], dataset)} for s in specs.values()],
+        "algorithm": spec,
+        "objectives": usable,
+        "objective": next(o for o in usable if o["name"] == chosen),
+        "k_value": k if k not in (None, "") else catalog.default_k(dataset),
+    }
+
+
+def _blocked(name: str, dataset: Dataset) -> str | None:
+    """Why the run form cannot offer the algorithm on this data set (a required parameter is
+    no reason: the form asks for it)."""
+    spec = engine.ALGORITHMS[name]
+    return None if any(p.required for p in spec.params) else catalog.blocked_reason(spec, dataset)
+
+
+# --------------------------------------------------------------------------- home, data sets
+
+
+def home(session: Session, generator: str | None) -> dict[str, Any]:
+    all_datasets = dataset_service.list_datasets(session, 0, 1000)
+    specs = [spec.to_dict() for spec in catalog.GENERATORS.values()]
+    chosen = next((s for s in specs if s["name"] == generator), specs[0] if specs else None)
+    order = {"bundled": 0, "generator": 1, "upload": 2, "lesson": 3}
+    return {
+        "datasets": sorted(all_datasets, key=lambda ds: (order.get(ds.source, 9), ds.id)),
+        "datasets_by_id": {ds.id: ds for ds in all_datasets},
+        "runs": run_service.list_runs(session, None, None, 0, 15),
+        "comparisons": session.exec(
+            select(Comparison).order_by(Comparison.id.desc()).limit(8)
+        ).all(),
+        "generators": specs,
+        "generator": chosen,
+    }
+
+
+def generator_form(name: str) -> dict[str, Any]:
+    spec = catalog.GENERATORS.get(name)
+    if spec is None:
+        raise NotFound(f"unknown generator {name!r}")
+    return {"generator": spec.to_dict()}
+
+
+def dataset_page(
+    session: Session,
+    store: ArrayStore,
+    dataset_id: int,
+    algorithm: str | None,
+    objective: str | None,
+) -> dict[str, Any]:
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    return {
+        "ds": dataset_service.describe(store, dataset),
+        "preview": dataset_service.preview(store, dataset, 0, 15),
+        "groups": _groups(dataset),
+        "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
+        "goes_with": dataset_service.what_goes_with(session, dataset_id),
+        "compare_algorithms": catalog.compare_choices(dataset),
+        "compare_objectives": objective_specs(dataset),
+        "default_objective": catalog.default_objective(dataset),
+        **run_form(dataset, algorithm, objective, None),
+    }
+
+
+def _groups(dataset: Dataset) -> list[tuple[str, list[str]]]:
+    if not dataset.groups:
+        return []
+    out: dict[str, list[str]] = {}
+    for name, label in zip(dataset.feature_names, dataset.groups, strict=True):
+        out.setdefault(label, []).append(name)
+    return list(out.items())
