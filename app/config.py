@@ -36,7 +36,17 @@ class Settings(BaseSettings):
         "rows of the database (workers on other hosts need nothing but DATABASE_URL).",
     )
     sqlite_busy_timeout_seconds: float = Field(
-        10.0, gt=0, description="How long a SQLite write waits for another writer's lock."
+        10.0,
+        gt=0,
+        description="How long a write waits for another writer's lock: SQLite's busy timeout "
+        "and PostgreSQL's lock_timeout (the name is older than PostgreSQL support). A longer "
+        "wait is answered 503 with Retry-After and retried by workers.",
+    )
+    statement_timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="PostgreSQL: the longest a statement of the web process may run before it "
+        "is cancelled and answered 503 (a request never hangs on a stuck database).",
     )
     migrate_on_start: bool = Field(
         True,

@@ -61,7 +61,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     owner_only_files()  # the database, data files and worker processes (they inherit it)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
+    db = make_db(
+        settings.database_url,
+        settings.sqlite_busy_timeout_seconds,
+        settings.statement_timeout_seconds,
+    )
     try:
         revision = prepare_schema(db, migrate=settings.migrate_on_start)
     except BaseException:

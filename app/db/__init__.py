@@ -19,6 +19,8 @@ from app import models  # noqa: F401  (registers the tables on SQLModel.metadata
 # Long enough for a trace batch or a claim to finish elsewhere; writes are kept short.
 # A longer lock is a transient error: retried by workers, a 503 to clients (app.db.transient).
 SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
+# PostgreSQL: no statement runs longer than this (migrations lift it for their transaction).
+STATEMENT_TIMEOUT_SECONDS = 60.0
 
 
 def normalise_url(url: str) -> str:
@@ -29,13 +31,36 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_db(url: str, busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS) -> Engine:
+def make_db(
+    url: str,
+    busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS,
+    statement_timeout_seconds: float = STATEMENT_TIMEOUT_SECONDS,
+) -> Engine:
+    """An engine whose every wait is bounded: a lock held by another writer is waited for at
+    most ``busy_timeout_seconds`` (SQLite's busy timeout, PostgreSQL's lock_timeout), a
+    PostgreSQL statement runs at most ``statement_timeout_seconds``, and a request waits for a
+    pooled connection at most ``busy_timeout_seconds``. Each ends in a transient error
+    (``app.db.transient``): a 503 with Retry-After to clients, a retry for workers."""
     url = normalise_url(url)
     if make_url(url).get_backend_name() == "sqlite":
         db = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(db, "connect", partial(_sqlite_pragmas, round(busy_timeout_seconds * 1000)))
         return db
-    return create_engine(url, pool_pre_ping=True)
+    # connect_args replace the URL's own ``options`` (a search_path, say): keep them in front.
+    given = make_url(url).query.get("options", "")
+    options = " ".join(
+        [
+            *([given] if isinstance(given, str) and given else list(given or ())),
+            f"-c lock_timeout={round(busy_timeout_seconds * 1000)}",
+            f"-c statement_timeout={round(statement_timeout_seconds * 1000)}",
+        ]
+    )
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_timeout=busy_timeout_seconds,
+        connect_args={"options": options, "connect_timeout": max(1, round(busy_timeout_seconds))},
+    )
 
 
 def _sqlite_pragmas(busy_timeout_ms: int, dbapi_connection: Any, _record: Any) -> None:

@@ -3,7 +3,9 @@
 A SQLite write lock held longer than the busy timeout, a PostgreSQL connection dropped by a
 restart, a serialization failure or a deadlock: the same statement succeeds a moment later.
 Workers retry their writes with backoff (``retried``); the API answers 503 with Retry-After
-(``app.errors``).
+(``app.web.errors``).
+A statement cancelled by PostgreSQL's statement_timeout and a wait for a pooled connection
+that ran out are transient too: the database was slow, not the request wrong.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +27,9 @@ RETRY_SECONDS = 120.0
 FIRST_DELAY, MAX_DELAY = 0.05, 0.5  # a retry waits the busy timeout too
 RETRY_AFTER_SECONDS = 2  # what clients are told to wait
 
-# serialization failure, deadlock, lock not available, admin/crash shutdown, cannot connect now
-_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03"}
+# serialization failure, deadlock, lock not available, statement timeout (query canceled),
+# admin/crash shutdown, cannot connect now
+_PG_TRANSIENT = {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
 _SQLITE_TRANSIENT = ("database is locked", "database table is locked", "database is busy")
 
 P = ParamSpec("P")
@@ -33,6 +37,8 @@ T = TypeVar("T")
 
 
 def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, PoolTimeout):
+        return True
     if not isinstance(exc, DBAPIError):
         return False
     if exc.connection_invalidated:

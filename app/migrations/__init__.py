@@ -65,6 +65,10 @@ def prepare_schema(db: Engine, migrate: bool = True) -> str:
     target = head()
     with _migration_connection(db) as conn, conn.begin():
         if conn.dialect.name == "postgresql":
+            # A migration may rewrite big tables and wait for another server's migration:
+            # the engine's statement and lock timeouts do not apply to it.
+            conn.execute(text("SET LOCAL statement_timeout = 0"))
+            conn.execute(text("SET LOCAL lock_timeout = 0"))
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
         current = MigrationContext.configure(conn).get_current_revision()
         if current is None and inspect(conn).has_table(LEGACY_MARKER):

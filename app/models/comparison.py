@@ -8,7 +8,7 @@ from typing import Annotated
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, utcnow
-from app.models.fields import MAX_ID, STRICT
+from app.models.fields import ID_TYPE, MAX_ID, STRICT, Request
 from app.models.run import RunConfig, RunPublic, SplitOptions
 
 
@@ -16,8 +16,10 @@ class Comparison(SQLModel, table=True):
     __tablename__ = "comparisons"
     __table_args__ = NO_ID_REUSE
 
-    id: int | None = Field(default=None, primary_key=True)
-    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    dataset_id: int = Field(
+        foreign_key="datasets.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
+    )
     name: str = ""
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -29,8 +31,12 @@ class ComparisonRun(SQLModel, table=True):
 
     __tablename__ = "comparison_runs"
 
-    comparison_id: int = Field(foreign_key="comparisons.id", ondelete="CASCADE", primary_key=True)
-    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True, index=True)
+    comparison_id: int = Field(
+        foreign_key="comparisons.id", ondelete="CASCADE", sa_type=ID_TYPE, primary_key=True
+    )
+    run_id: int = Field(
+        foreign_key="runs.id", ondelete="CASCADE", sa_type=ID_TYPE, primary_key=True, index=True
+    )
 
 
 class ComparisonCreate(SplitOptions):
@@ -50,7 +56,7 @@ class ComparisonPublic(SQLModel):
     runs: list[RunPublic]
 
 
-class ComparisonFromRuns(SQLModel):
+class ComparisonFromRuns(Request):
     """A comparison of runs that exist already, all on one data set."""
 
     model_config = STRICT

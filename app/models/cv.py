@@ -10,7 +10,7 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT
+from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Request
 
 
 class CVStudy(SQLModel, table=True):
@@ -20,8 +20,10 @@ class CVStudy(SQLModel, table=True):
     __tablename__ = "cv_studies"
     __table_args__ = NO_ID_REUSE
 
-    id: int | None = Field(default=None, primary_key=True)
-    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
+    dataset_id: int = Field(
+        foreign_key="datasets.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
+    )
     algorithm: str
     objective: str
     k_max: int
@@ -33,11 +35,11 @@ class CVStudy(SQLModel, table=True):
     seed: int = 0
     plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # CVPlan.to_dict()
     # The run at the chosen k on all data; no foreign key (runs already point here).
-    final_run_id: int | None = None
+    final_run_id: int | None = Field(default=None, sa_type=ID_TYPE)
     created_at: datetime = Field(default_factory=utcnow)
 
 
-class CVCreate(SQLModel):
+class CVCreate(Request):
     """Choose k in 1..k_max by K-fold cross-validation: each fold runs the algorithm on its
     training part (one job per fold) and scores every k on its held-out part."""
 
@@ -69,7 +71,7 @@ class CVCreate(SQLModel):
     )
 
 
-class CVFinalCreate(SQLModel):
+class CVFinalCreate(Request):
     model_config = STRICT
 
     k: int | None = Field(

@@ -11,14 +11,14 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, Task, utcnow
-from app.models.fields import MAX_SEED, STRICT
+from app.models.fields import ID_TYPE, MAX_SEED, STRICT, Request
 
 
 class Dataset(SQLModel, table=True):
     __tablename__ = "datasets"
     __table_args__ = NO_ID_REUSE
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     name: str
     description: str = ""
     source: str  # upload, generator or bundled
@@ -36,7 +36,7 @@ class Dataset(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-class UploadOptions(SQLModel):
+class UploadOptions(Request):
     """Form fields sent with a CSV upload (the file itself travels in the field ``file``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -99,7 +99,7 @@ class UploadOptions(SQLModel):
         return "error" if value == "reject" else value  # the name before 'error'
 
 
-class DatasetGenerate(SQLModel):
+class DatasetGenerate(Request):
     model_config = STRICT
 
     generator: str = Field(description="A name from GET /api/generators.")
@@ -189,7 +189,7 @@ class DatasetPreview(SQLModel):
     )
 
 
-class DatasetUpdate(SQLModel):
+class DatasetUpdate(Request):
     """Fields left out stay as they are."""
 
     model_config = STRICT

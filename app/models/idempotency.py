@@ -7,6 +7,7 @@ from datetime import datetime
 from sqlmodel import Field, SQLModel
 
 from app.models.common import utcnow
+from app.models.fields import ID_TYPE
 
 
 class IdempotencyKey(SQLModel, table=True):
@@ -16,9 +17,13 @@ class IdempotencyKey(SQLModel, table=True):
 
     key: str = Field(primary_key=True, max_length=255)
     request_hash: str
-    run_id: int | None = Field(default=None, foreign_key="runs.id", ondelete="CASCADE")
-    comparison_id: int | None = Field(
-        default=None, foreign_key="comparisons.id", ondelete="CASCADE"
+    run_id: int | None = Field(
+        default=None, foreign_key="runs.id", ondelete="CASCADE", sa_type=ID_TYPE
     )
-    cv_id: int | None = Field(default=None, foreign_key="cv_studies.id", ondelete="CASCADE")
+    comparison_id: int | None = Field(
+        default=None, foreign_key="comparisons.id", ondelete="CASCADE", sa_type=ID_TYPE
+    )
+    cv_id: int | None = Field(
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", sa_type=ID_TYPE
+    )
     created_at: datetime = Field(default_factory=utcnow)

@@ -16,13 +16,13 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
+from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction, Request
 
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
 
 
-class RunUpdate(SQLModel):
+class RunUpdate(Request):
     """Fields left out stay as they are."""
 
     model_config = STRICT
@@ -60,7 +60,7 @@ class RunUpdate(SQLModel):
         return out
 
 
-class RunConfig(SQLModel):
+class RunConfig(Request):
     """One algorithm configuration: the part of a run a comparison varies."""
 
     model_config = STRICT
@@ -81,7 +81,7 @@ class RunConfig(SQLModel):
     )
 
 
-class SplitOptions(SQLModel):
+class SplitOptions(Request):
     model_config = STRICT
 
     test_fraction: Fraction | None = Field(
@@ -102,9 +102,11 @@ class RunCreate(RunConfig, SplitOptions):
 class RunBase(SQLModel):
     """The columns of a run that clients read."""
 
-    dataset_id: int = Field(foreign_key="datasets.id", ondelete="CASCADE", index=True)
+    dataset_id: int = Field(
+        foreign_key="datasets.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
+    )
     comparison_id: int | None = Field(
-        default=None, foreign_key="comparisons.id", ondelete="CASCADE", index=True
+        default=None, foreign_key="comparisons.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
     )
     algorithm: str
     objective: str
@@ -129,7 +131,7 @@ class RunBase(SQLModel):
     # A fold of a cross-validation over k (its result is engine.cv.FoldResult.to_dict()), not
     # a run of its own: kept out of the run lists, executed by run_job like any run.
     cv_id: int | None = Field(
-        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", index=True
+        default=None, foreign_key="cv_studies.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
     )
     cv_fold: int | None = None
     # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
@@ -144,7 +146,7 @@ class Run(RunBase, table=True):
     __tablename__ = "runs"
     __table_args__ = NO_ID_REUSE
 
-    id: int | None = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True, sa_type=ID_TYPE)
     claim_token: str | None = None
     result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
 

@@ -8,6 +8,7 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import RunStatus
+from app.models.fields import ID_TYPE
 from engine.trace import EVENT_JSON_SCHEMA
 
 
@@ -16,8 +17,10 @@ class TraceEvent(SQLModel, table=True):
 
     __tablename__ = "trace_events"
 
-    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True)
-    step: int = Field(primary_key=True)
+    run_id: int = Field(
+        foreign_key="runs.id", ondelete="CASCADE", sa_type=ID_TYPE, primary_key=True
+    )
+    step: int = Field(primary_key=True, sa_type=ID_TYPE)
     kind: str
     data: dict[str, Any] = Field(sa_type=JSON)  # engine.Event.to_dict()
 

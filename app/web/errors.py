@@ -15,7 +15,8 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -143,5 +144,6 @@ async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
 
 def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _handle)
-    app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(DBAPIError, _database_busy)
+    app.add_exception_handler(PoolTimeout, _database_busy)
     app.add_exception_handler(RequestValidationError, _invalid_request)
