@@ -33,6 +33,9 @@ class _EngineParams:
     random_state: int | None
     _params: dict[str, Any]
 
+    # The ignores below: scikit-learn has no stubs, and mypy sees object, not the BaseEstimator
+    # after this mixin in every estimator's MRO, as the provider of get_params, set_params and
+    # _get_param_names.
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = super().get_params(deep=deep)  # type: ignore[misc]
         params.update(self._params)
