@@ -648,7 +648,8 @@ def _emit_point(
             support.discard(j)
         else:
             support.add(j)
-            support.discard(out)
+            if out is not None:
+                support.discard(out)
         if i == len(moves) - 1:
             now = value
         else:  # an intermediate support: the point's coefficients restricted to it
