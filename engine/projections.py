@@ -262,7 +262,9 @@ def _top_loop(w: np.ndarray, index: GroupIndex, m: int) -> tuple[np.ndarray, np.
         lo, hi = index.starts[g], index.starts[g + 1]
         seg = grouped[lo:hi]
         c = min(m, hi - lo)
-        pick = np.argpartition(seg, len(seg) - c)[len(seg) - c :] if c < len(seg) else slice(None)
+        pick: np.ndarray | slice = (
+            np.argpartition(seg, len(seg) - c)[len(seg) - c :] if c < len(seg) else slice(None)
+        )
         vals[g, :c] = seg[pick]
         feats[g, :c] = index.order[lo:hi][pick]
     return vals, feats
@@ -507,7 +509,7 @@ def sght(v: np.ndarray, index: GroupIndex, s1: int, s2: int) -> Projection:
     ch = np.cumsum(top.values, axis=1)
     cand = candidate_groups(ch, s2)
     s2 = min(s2, len(cand))
-    kernels = [np.concatenate(([0.0], ch[g, : top.counts[g]])) for g in cand]
+    kernels = [np.concatenate((np.zeros(1), ch[g, : top.counts[g]])) for g in cand]
     value, P = sgss_tables(kernels, s1, s2)
     cnt = backtrack(P, s1, s2)
     take = np.arange(top.values.shape[1])[None, :] < cnt[:, None]

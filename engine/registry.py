@@ -77,7 +77,7 @@ class Param:
                 raise err
             if self.type == "int":
                 # Strict: 5.0 or 1e300 is a number, not an integer (JSON keeps them apart).
-                if not isinstance(value, numbers.Integral) or abs(value) > INT_LIMIT:
+                if not isinstance(value, numbers.Integral) or abs(int(value)) > INT_LIMIT:
                     raise err
                 value = int(value)
             else:
@@ -261,7 +261,9 @@ class Traits:
     compare: bool = False
 
     def rule(self, params: Mapping[str, Any]) -> str | None:
-        return str(params[self.rule_param]) if self.rule_param in params else self.forward_rule
+        if self.rule_param is not None and self.rule_param in params:
+            return str(params[self.rule_param])
+        return self.forward_rule
 
     def path_for(self, params: Mapping[str, Any]) -> str:
         """What the sizes along the path mean with these (validated) parameters."""
@@ -270,7 +272,7 @@ class Traits:
         return self.path
 
     def deletion_for(self, params: Mapping[str, Any]) -> str | None:
-        if self.deletion_param in params:
+        if self.deletion_param is not None and self.deletion_param in params:
             return str(params[self.deletion_param])
         return self.deletion
 

@@ -19,7 +19,8 @@ def column_scale(X: np.ndarray | sp.spmatrix, *, centered: bool) -> np.ndarray:
     (a constant column carries no information a scale could change)."""
     n = X.shape[0]
     if sp.issparse(X):
-        mean_sq = np.asarray(X.multiply(X).sum(axis=0)).ravel() / n
+        # SciPy has no stubs (sp.spmatrix is Any), so issparse cannot narrow X's union.
+        mean_sq = np.asarray(X.multiply(X).sum(axis=0)).ravel() / n  # type: ignore[union-attr]
         mean = np.asarray(X.sum(axis=0)).ravel() / n
     else:
         mean_sq = np.einsum("ij,ij->j", X, X) / n

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from scipy.optimize import brentq
@@ -297,6 +298,14 @@ class InterceptProfile:
 # --------------------------------------------------------------------------- frank-wolfe
 
 
+class _StepFields(TypedDict):
+    """The event fields every event of one Frank-Wolfe step shares."""
+
+    objective: float
+    score: float
+    info: dict[str, float]
+
+
 @register_algorithm(
     name="frank-wolfe",
     title="Frank-Wolfe forward greedy (l1 ball)",
@@ -334,7 +343,7 @@ def frank_wolfe(
     def on_step(step: Step) -> None:
         now = set(np.flatnonzero(step.coef).tolist())
         info = {"step": step.step, "gap": step.gap}
-        common = {"objective": step.value, "score": step.score, "info": info}
+        common: _StepFields = {"objective": step.value, "score": step.score, "info": info}
         for j in sorted(support - now):  # only a full step (eta = 1) leaves the old features
             support.discard(j)
             rec.removed(j, support_size=len(support), **common)

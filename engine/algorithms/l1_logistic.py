@@ -163,13 +163,13 @@ class L1Logistic:
             while step > 1e-12:
                 w_new = w + step * dw
                 b_new = self.b + (step * d[k] if self.fit_b else 0.0)
-                eta_new = (w_new @ A if k else 0.0) + b_new
+                eta_new = w_new @ A + b_new if k else np.full(self.n, b_new)
                 # Inside the orthant F is the smooth model with the signs s.
                 f_new = self._smooth_value(eta_new) + alpha * float(s @ w_new)
                 if f_new <= f0 + _ARMIJO * step * float(g @ d):
                     crossed = step == t_max < 1.0
                     self.w, self.b = w_new, b_new
-                    self.eta = eta_new if k else np.full(self.n, b_new)
+                    self.eta = eta_new
                     if crossed:
                         at = np.flatnonzero(cross <= t_max * (1 + 1e-12))
                         self.w[at] = 0.0

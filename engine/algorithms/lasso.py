@@ -58,12 +58,12 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
 from .. import threads
-from ..objectives import ActiveSet, CollinearFeature, Objective
+from ..objectives import ActiveSet, CollinearFeature, GLMObjective, Objective
 from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
 from .common import Solution
@@ -318,6 +318,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     settled = False
     with threads.wide(n * d if not design.sparse else d * d):
         if cfg.stop_at_k:
+            assert cfg.k is not None  # lasso_config sets stop_at_k only with a k
             # The first knot with k features: k LARS steps, more if some feature left the
             # path on the way (each retry adds the missing count, as the path is restarted).
             m = min(cfg.k, max_iter)
@@ -336,7 +337,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
         for t, a in enumerate(alphas)
     ]
     n_steps = len(alphas) - 1
-    if cfg.stop_at_k and len(points[-1].support) >= cfg.k:
+    if cfg.stop_at_k and cfg.k is not None and len(points[-1].support) >= cfg.k:
         reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
     elif settled:
         size = len(points[-1].support)
@@ -400,6 +401,14 @@ def _ls_intercept(objective: Objective, coef: np.ndarray) -> float:
 # --------------------------------------------------------------------------- grid
 
 
+class _PathFitter(Protocol):
+    """What the grid path asks of a fitter: :class:`_Fitter` or :class:`_LogisticFitter`."""
+
+    def fit(self, alpha: float) -> PathPoint: ...
+
+    def warm(self, point: PathPoint) -> None: ...
+
+
 class _Fitter:
     """One warm-started scikit-learn estimator, refitted at any alpha of the path."""
 
@@ -429,7 +438,7 @@ class _Fitter:
             )
 
 
-def _make_fitter(objective: Objective, cfg: LassoConfig) -> tuple[_Fitter, list[str]]:
+def _make_fitter(objective: Objective, cfg: LassoConfig) -> tuple[_PathFitter, list[str]]:
     """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
     from sklearn.linear_model import Lasso
 
@@ -488,7 +497,7 @@ def l1_penalty_kwargs() -> dict:
     return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
 
 
-def _grid_path(objective: Objective, cfg: LassoConfig, fitter: _Fitter) -> LassoPath:
+def _grid_path(objective: Objective, cfg: LassoConfig, fitter: _PathFitter) -> LassoPath:
     alpha_max = _alpha_max(objective)
     if alpha_max <= 0.0:
         return LassoPath([_null_point(objective, 0.0)], "grid", "no feature correlates with y")
@@ -510,7 +519,7 @@ def _grid_path(objective: Objective, cfg: LassoConfig, fitter: _Fitter) -> Lasso
             fitter.warm(point)
         steps += n_changes(points[-1].support, point.support)
         points.append(point)
-        if cfg.stop_at_k and len(point.support) >= cfg.k:
+        if cfg.stop_at_k and cfg.k is not None and len(point.support) >= cfg.k:
             reason = f"path_end = sparsity: the path reached {len(point.support)} >= k features"
             break
         if cfg.max_steps is not None and steps >= cfg.max_steps:
@@ -524,7 +533,7 @@ def _jumps_over(before: PathPoint, after: PathPoint, k: int) -> bool:
 
 
 def _bisect_for_k(
-    fitter: _Fitter, lo: PathPoint, hi: PathPoint, k: int, steps: int
+    fitter: _PathFitter, lo: PathPoint, hi: PathPoint, k: int, steps: int
 ) -> PathPoint | None:
     """A point with exactly k features between ``lo`` (fewer) and ``hi`` (more), or None.
 
@@ -573,6 +582,7 @@ def path_values(objective: Objective, points: Sequence[PathPoint]) -> list[float
         if not objective.fit_intercept:
             R -= b[None, :]
         return list((R * R).sum(axis=0) / (2 * objective.n_samples))
+    assert isinstance(objective, GLMObjective)  # an l1 path without "quadratic": a GLM's loss
     eta = cols @ C + b[None, :]
     loss = objective.loss.value(eta, objective.y[:, None]).mean(axis=0)
     return list(loss + 0.5 * objective.lam * (C * C).sum(axis=0))
@@ -603,6 +613,14 @@ def emit_path(
         _emit_point(rec, objective, points[t - 1], points[t], values[t - 1], values[t], t)
 
 
+class _EventFields(TypedDict):
+    """The event fields every move at one path point shares."""
+
+    objective: float
+    support_size: int
+    info: dict[str, float]
+
+
 def _emit_point(
     rec: Recorder,
     objective: Objective,
@@ -619,7 +637,9 @@ def _emit_point(
         rec.iterated(objective=value, support_size=len(point.support), info=info)
         return
     n_pairs = min(len(entering), len(leaving))
-    moves = [("swap", j, q) for j, q in zip(entering[:n_pairs], leaving[:n_pairs], strict=True)]
+    moves: list[tuple[str, int, int | None]] = [
+        ("swap", j, q) for j, q in zip(entering[:n_pairs], leaving[:n_pairs], strict=True)
+    ]
     moves += [("add", j, None) for j in entering[n_pairs:]]
     moves += [("remove", j, None) for j in leaving[n_pairs:]]
     support = set(before.support)
@@ -628,15 +648,17 @@ def _emit_point(
             support.discard(j)
         else:
             support.add(j)
-            support.discard(out)
+            if out is not None:
+                support.discard(out)
         if i == len(moves) - 1:
             now = value
         else:  # an intermediate support: the point's coefficients restricted to it
             now = _restricted_value(objective, point, support)
-        where = {"objective": now, "support_size": len(support), "info": dict(info)}
+        where: _EventFields = {"objective": now, "support_size": len(support), "info": dict(info)}
         if kind == "remove":
             rec.removed(j, cost=now - prev_value, **where)
         elif kind == "swap":
+            assert out is not None  # a swap names the feature it replaces
             rec.swapped(j, out, gain=prev_value - now, **where)
         else:
             rec.added(j, gain=prev_value - now, **where)

@@ -174,9 +174,12 @@ class Constraint:
     def support(self, v: np.ndarray) -> np.ndarray:
         """Indices kept by the projection of v (shape (p,)), sorted."""
         if self.kind == "iht":
+            assert self.s1 is not None
             return hard_threshold_support(v, self.s1)
+        assert self.index is not None and self.s2 is not None  # "ght" and "sght" have groups
         if self.kind == "ght":
             return group_hard_threshold_support(v, self.index, self.s2)
+        assert self.s1 is not None
         return sght(v, self.index, self.s1, self.s2).support
 
     def describe(self) -> str:

@@ -138,7 +138,7 @@ def fold_errors(
     )
     labels = np.unique(y_train) if plan.runs[0].objective.task == "classification" else None
 
-    def run(k: int):
+    def run(k: int | None):
         result = select(
             X_train,
             y_train,
@@ -157,7 +157,7 @@ def fold_errors(
 
     errors, supports = [], []
     if plan.mode == "path":
-        result = run(plan.runs[0].k)  # type: ignore[arg-type]
+        result = run(plan.runs[0].k)
         supports = supports_by_k(result.trace, plan)
         refit = _Refit(X_train, y_train, plan.runs[0], result.scale)
         for support in supports:
@@ -165,7 +165,7 @@ def fold_errors(
             errors.append(score(plan.metric, y_test, _decision(X_test, coef, intercept), labels))
     else:
         for config in plan.runs:
-            result = run(config.k)  # type: ignore[arg-type]
+            result = run(config.k)
             supports.append(tuple(int(j) for j in result.support))
             decision = _decision(X_test, result.coef, result.intercept)
             errors.append(score(plan.metric, y_test, decision, labels))

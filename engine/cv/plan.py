@@ -139,7 +139,9 @@ def plan_cv(
             "objective",
         )
     metric = _check_metric(metric, obj.task)
-    k_max = int(top.k)  # type: ignore[arg-type]  (check_config has checked it is an int)
+    if top.k is None:  # check_config accepts no k when a parameter ends the path
+        raise ConfigError("cross-validation over k needs k_max, the largest k to try", "k")
+    k_max = int(top.k)
     path = top.path
 
     def at(k: int) -> Config:

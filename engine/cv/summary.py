@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -95,11 +95,12 @@ def summarise(
     _check_rule(rule)
     metric = None
     if len(folds) and isinstance(folds[0], FoldResult):
-        metrics = {f.metric for f in folds}  # type: ignore[union-attr]
+        results = cast(Sequence[FoldResult], folds)  # the first fold's type is every fold's
+        metrics = {f.metric for f in results}
         if len(metrics) > 1:
             raise ValueError(f"the folds were scored with different metrics: {sorted(metrics)}")
         metric = metrics.pop()
-        errors = np.array([f.errors for f in folds])  # type: ignore[union-attr]
+        errors = np.array([f.errors for f in results])
     else:
         errors = np.asarray(folds, dtype=float)
     if errors.ndim != 2 or errors.shape[0] == 0 or errors.shape[1] == 0:

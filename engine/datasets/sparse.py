@@ -133,8 +133,8 @@ def _term_counts(rng: np.random.Generator, n: int, d: int, target: int) -> sp.cs
     column_of_rank = rng.permutation(d)
 
     mean_len = target / n
-    lengths = rng.lognormal(np.log(mean_len) - _LENGTH_SIGMA**2 / 2, _LENGTH_SIGMA, size=n)
-    lengths = np.maximum(np.rint(lengths), 1).astype(np.int64)
+    draws = rng.lognormal(np.log(mean_len) - _LENGTH_SIGMA**2 / 2, _LENGTH_SIGMA, size=n)
+    lengths = np.maximum(np.rint(draws), 1).astype(np.int64)
     rows = np.repeat(np.arange(n), lengths)
     counts = _draw(rng, rows, column_of_rank, n, d)
     for _ in range(20):

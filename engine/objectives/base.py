@@ -80,7 +80,12 @@ class ActiveSet(ABC):
     """
 
     objective: Objective
-    support: list[int]
+    if TYPE_CHECKING:
+        # Read-only to the algorithms: an active set may derive it (least squares keeps it in
+        # its Cholesky block); those that store it declare ``support: list[int]``.
+        @property
+        def support(self) -> list[int]: ...
+
     value: float
 
     # ----------------------------------------------------------------- state

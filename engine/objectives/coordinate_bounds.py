@@ -39,6 +39,7 @@ class ColumnStats:
         if design.sparse:
             self.X_sq = X.multiply(X).tocsc()
             absmax = np.zeros(design.n_features)
+            assert columns.cols is not None  # the entries of a sparse design
             np.maximum.at(absmax, columns.cols, np.abs(columns.x))
             self.absmax = absmax
         else:

@@ -25,6 +25,10 @@ _MAX_ITER = 60
 class Columns:
     """Columns ``idx`` of X as entries: a dense block, or the stored entries of a CSC matrix."""
 
+    # The entries' rows and columns; both None for a dense block.
+    rows: np.ndarray | None
+    cols: np.ndarray | None
+
     def __init__(self, design: Design) -> None:
         # All columns, without copying X: scoring the few selected ones too is cheaper than
         # copying the rest, and the caller discards their values.
@@ -44,6 +48,7 @@ class Columns:
         if self.cols is None:
             new.x, new.rows, new.cols = self.x[:, keep], None, None
         else:
+            assert self.rows is not None  # None together with cols
             pos = np.full(self.m, -1)
             pos[keep] = np.arange(len(keep))
             mask = pos[self.cols] >= 0

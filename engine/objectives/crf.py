@@ -108,6 +108,7 @@ class CRF(Objective):
         bias, trans = self.split_dense(theta)
         U = self.unary(coef, bias)
         m = forward_backward(self.chains.layout, U[None], trans)
+        assert m.node is not None and m.pair is not None  # marginals and pairs were asked for
         score = float(np.sum(U * self.onehot)) + float(np.sum(trans * self.transition_counts))
         value = (float(m.log_z.sum()) - score) / n
         value += 0.5 * self.lam * (float(coef @ coef) + float(np.sum(trans * trans)))
@@ -142,6 +143,7 @@ class CRF(Objective):
         Wr = W.reshape(B, self.n_rows, C).transpose(1, 0, 2).reshape(self.n_rows, B * C)
         U = np.asarray(self.phi @ Wr).reshape(n, B, C).transpose(1, 0, 2) + bias[:, None, :]
         m = forward_backward(self.chains.layout, U, trans)
+        assert m.node is not None and m.pair is not None  # marginals and pairs were asked for
         score = np.einsum("bnc,nc->b", U, self.onehot) + np.einsum(
             "bij,ij->b", trans, self.transition_counts
         )
@@ -212,6 +214,9 @@ class CRF(Objective):
 
 class CRFActiveSet(ActiveSet):
     """The CRF refitted on a support: w_S, the dense (b, L), U, the marginals there."""
+
+    objective: CRF
+    support: list[int]
 
     def __init__(
         self,
@@ -288,8 +293,8 @@ class CRFActiveSet(ActiveSet):
             return f, G[:, free]
 
         x = z[free]
-        f, g = evaluate(x[None])
-        f, g = float(f[0]), g[0]
+        fs, gs = evaluate(x[None])
+        f, g = float(fs[0]), gs[0]
         H = None if dense_only else self._carried_hessian(change, evaluate, x, g)
         x, _, H = chord_newton(evaluate, x, f, g, H)
         if not dense_only:
@@ -429,6 +434,7 @@ class CRFActiveSet(ActiveSet):
             js = cand[active]
             U = self._moved_unary(js, a[active])
             m = forward_backward(obj.chains.layout, U, trans, pairs=False)
+            assert m.node is not None  # marginals were asked for
             expected = np.array(
                 [m.node[b, obj.row_positions[j // C], j % C].sum() for b, j in enumerate(js)]
             )

@@ -156,6 +156,9 @@ def mean_loss(loss: SmoothLoss, eta: np.ndarray, y: np.ndarray) -> float:
 class GLMActiveSet(ActiveSet):
     """The model refitted on a support: (w_S, b), the prediction eta = X_S w_S + b, Q there."""
 
+    objective: GLMObjective
+    support: list[int]
+
     def __init__(self, objective: GLMObjective) -> None:
         self.objective = objective
         self.design = objective.design

@@ -65,6 +65,8 @@ class LeastSquares(Objective):
 
 
 class LeastSquaresActiveSet(ActiveSet):
+    objective: LeastSquares
+
     def __init__(self, objective: LeastSquares) -> None:
         self.objective = objective
         self.design = objective.design

@@ -123,6 +123,7 @@ class SmoothedHinge(GLMObjective):
     """
 
     name = "smoothed_hinge"
+    loss: SmoothedHingeLoss
 
     def __init__(
         self, X, y, *, beta: float = 10.0, lam: float = 0.0, fit_intercept: bool = True
@@ -153,6 +154,7 @@ class SmoothedAbsolute(GLMObjective):
     """
 
     name = "smoothed_absolute"
+    loss: SmoothedAbsoluteLoss
 
     def __init__(
         self, X, y, *, beta: float = 10.0, lam: float = 0.0, fit_intercept: bool = True

@@ -3,7 +3,7 @@ attributes, the default k, binary labels and the tags."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.utils.metaestimators import available_if
@@ -25,8 +25,17 @@ class _EngineParams:
     and added to ``get_params``; ``set_params`` takes any name and ``fit`` checks it.
     """
 
+    # Set by every estimator's __init__ (its signature, which get_params reads).
+    algorithm: str
+    objective: str
+    standardize: bool
+    groups: Any
+    random_state: int | None
     _params: dict[str, Any]
 
+    # The ignores below: scikit-learn has no stubs, and mypy sees object, not the BaseEstimator
+    # after this mixin in every estimator's MRO, as the provider of get_params, set_params and
+    # _get_param_names.
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = super().get_params(deep=deep)  # type: ignore[misc]
         params.update(self._params)
@@ -47,17 +56,17 @@ class _EngineParams:
         return select(
             X,
             y,
-            algorithm=self.algorithm,  # type: ignore[attr-defined]
-            objective=self.objective,  # type: ignore[attr-defined]
+            algorithm=self.algorithm,
+            objective=self.objective,
             k=k,
-            groups=self.groups,  # type: ignore[attr-defined]
-            random_state=self.random_state,  # type: ignore[attr-defined]
-            standardize=self.standardize,  # type: ignore[attr-defined]
+            groups=self.groups,
+            random_state=self.random_state,
+            standardize=self.standardize,
             **self._params,
         )
 
     def _check_task(self, task: str) -> None:
-        spec = REGISTRY.objective(self.objective)  # type: ignore[attr-defined]
+        spec = REGISTRY.objective(self.objective)
         if spec.task != task:
             fitting = [n for n, s in REGISTRY.objectives.items() if s.task == task]
             raise ValueError(
@@ -112,6 +121,11 @@ class _Binary:
     """Two classes: ``classes_[1]`` is the positive class, predicted when the decision
     function is positive (the engine's classification objectives read labels that way)."""
 
+    objective: str
+    if TYPE_CHECKING:
+        # Provided by _SparseLinear, which every estimator mixing this in also derives from.
+        def _decision(self, X) -> np.ndarray: ...
+
     def _encode(self, y) -> np.ndarray:
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -125,14 +139,14 @@ class _Binary:
 
     def decision_function(self, X) -> np.ndarray:
         """Signed score of the positive class ``classes_[1]``, shape (n_samples,)."""
-        return self._decision(X)  # type: ignore[attr-defined]
+        return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]
 
     def _has_proba(self) -> bool:
-        return self.objective == "logistic"  # type: ignore[attr-defined]
+        return self.objective == "logistic"
 
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:
@@ -144,12 +158,6 @@ class _Binary:
     def predict_log_proba(self, X) -> np.ndarray:
         d = self.decision_function(X)
         return np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
-
-
-def _classifier_tags(tags: Any) -> Any:
-    tags = _tags(tags)
-    tags.classifier_tags.multi_class = False
-    return tags
 
 
 def _classifier_tags(tags: Any) -> Any:

@@ -22,6 +22,12 @@ class _SparseCV(_SparseLinear):
     """Choose k in 1..k_max by cross-validation (``engine.cv``), then fit at that k."""
 
     _task: str
+    # Set by the estimators' __init__, beside those of _EngineParams.
+    k_max: int | None
+    cv: Any
+    rule: str
+    metric: str | None
+    n_jobs: int | None
 
     def _fit_cv(self, X, y) -> None:
         n_features = X.shape[1]

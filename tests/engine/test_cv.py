@@ -136,6 +136,9 @@ def test_requests_cv_cannot_serve_are_refused_naming_the_field() -> None:
     with pytest.raises(engine.ConfigError, match="between 1 and 5") as exc:
         plan_cv("foba-obj", k_max=6, n_features=5)
     assert exc.value.field == "k"
+    with pytest.raises(engine.ConfigError, match="needs k_max") as exc:
+        plan_cv("foba-obj", k_max=None, params={"max_steps": 5})  # a valid run, no k to try
+    assert exc.value.field == "k"
     with pytest.raises(engine.ConfigError, match="more samples than features"):
         X, y = make_regression(0, n=30, d=20)
         fold_errors(X, y, np.arange(15), np.arange(15, 30), algorithm="backward", k_max=3)
