@@ -36,6 +36,7 @@ from app.models import (
     utcnow,
 )
 from app.services import catalog, idempotency
+from app.services.updates import refresh_or_gone
 from app.storage import ArrayStore
 from engine.trace import Event
 
@@ -285,7 +286,7 @@ def cancel_run(session: Session, run_id: int) -> Run:
         .values(cancel_requested=True)
     )
     session.commit()
-    session.refresh(run)
+    run = refresh_or_gone(session, run)
     if run.status in (RunStatus.done, RunStatus.failed):
         raise Conflict(f"run {run_id} already finished ({run.status}); there is nothing to cancel")
     return run
