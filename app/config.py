@@ -66,6 +66,18 @@ class Settings(BaseSettings):
         "the data directory.",
     )
     session_hours: float = Field(12.0, gt=0, le=24 * 365, description="A session's lifetime.")
+    allowed_hosts: str = Field(
+        "localhost,127.0.0.1,::1",
+        description="Host names this server answers to, comma-separated ('*': any). Another "
+        "Host header is refused, so a web page cannot reach the server by DNS rebinding. "
+        "HOST is allowed too when it names one address.",
+    )
+    failed_keys_per_minute: int = Field(
+        10,
+        ge=1,
+        description="Wrong API keys one client may send in a minute (bearer or sign-in); "
+        "more are answered 429 with Retry-After.",
+    )
 
     # Limits on what clients may send.
     max_upload_mb: float = Field(50.0, gt=0)
@@ -135,3 +147,12 @@ class Settings(BaseSettings):
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    def host_names(self) -> frozenset[str] | None:
+        """The Host names to answer (lower case, no port); None means any."""
+        names = {name.strip().lower().strip("[]") for name in self.allowed_hosts.split(",")}
+        if "*" in names:
+            return None
+        if self.host not in ("0.0.0.0", "::", ""):
+            names.add(self.host.lower().strip("[]"))
+        return frozenset(name for name in names if name)

@@ -39,7 +39,13 @@ def free_port() -> int:
 
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": data_dir, "workers": 0, "seed_samples": False}
+    # FastAPI's TestClient sends Host: testserver.
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "workers": 0,
+        "seed_samples": False,
+        "allowed_hosts": "testserver,localhost,127.0.0.1,::1",
+    }
     return Settings(_env_file=None, **{**values, **FAST_JOBS, **overrides})
 
 

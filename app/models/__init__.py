@@ -56,6 +56,7 @@ from app.models.run import (
     SupportRecovery,
 )
 from app.models.trace import TraceEvent, TracePage
+from app.models.web_session import WebSession
 
 __all__ = [
     "ACTIVE",
@@ -105,5 +106,6 @@ __all__ = [
     "TraceEvent",
     "TracePage",
     "UploadOptions",
+    "WebSession",
     "utcnow",
 ]

@@ -1,4 +1,10 @@
-"""The API key guards every route, in one place.
+"""Who may ask what, checked in one place for every request.
+
+Always: the Host header must name this server (``ALLOWED_HOSTS``), so that a web page cannot
+reach it through DNS rebinding; a write that a browser sends from another site (``Origin`` or
+``Sec-Fetch-Site`` say so) is refused, key or no key, so no page the user visits can plant a
+data set; and a client that sends wrong API keys is slowed to ``FAILED_KEYS_PER_MINUTE``.
+
 
 With ``API_KEY`` set, a request gets through when it carries the key (``Authorization: Bearer
 <key>``) or a session cookie the sign-in page gave out. A cookie travels with every request the
@@ -10,6 +16,8 @@ nothing is checked (one user on localhost).
 The cookie is ``<payload>.<signature>``: the payload (session id and issue time) signed with
 HMAC-SHA256 under a secret derived from the key and a random server secret kept in the data
 directory, so changing the key ends every session and a cookie reveals nothing about the key.
+A session also lives on the server (``app.models.WebSession``): signing out deletes it, so a
+copied cookie stops working at once. Answers to authenticated requests are not cached.
 """
 
 from __future__ import annotations
@@ -21,14 +29,21 @@ import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
+import anyio.to_thread
+from sqlalchemy import Engine, delete
+from sqlmodel import Session, col
+from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
+from app.models import WebSession, utcnow
 
 COOKIE = "foba_session"
 CSRF_HEADER = "x-csrf-token"
@@ -41,6 +56,12 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SECRET_FILE = "session-secret"
 FORM_LIMIT_BYTES = 64 * 1024  # a form a page posts (a CSRF token, a key) is far smaller
 UNAUTHORIZED = "this server requires its API key: send 'Authorization: Bearer <API_KEY>'"
+CROSS_SITE = (
+    "a write from another site's page is refused: send it from this server's own pages, or "
+    "from a script (no Origin header) with the API key"
+)
+SESSION_CACHE_SECONDS = 2.0  # how long another process may still accept a signed-out cookie
+TRACKED_CLIENTS = 10_000  # the failed-key counter forgets the quietest clients beyond this
 
 
 # --------------------------------------------------------------------------- signed sessions
@@ -57,8 +78,9 @@ class SessionKeys:
     def key_matches(self, given: str) -> bool:
         return hmac.compare_digest(given.encode(), self.api_key)
 
-    def issue(self) -> str:
-        payload = json.dumps({"sid": secrets.token_urlsafe(16), "iat": int(time.time())})
+    def issue(self, sid: str) -> str:
+        """The cookie of session ``sid`` (``new_session_id()``; registered by the caller)."""
+        payload = json.dumps({"sid": sid, "iat": int(time.time())})
         body = base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
         return f"{body}.{self._sign(body)}"
 
@@ -79,6 +101,10 @@ class SessionKeys:
 
     def _sign(self, text: str) -> str:
         return hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def new_session_id() -> str:
+    return secrets.token_urlsafe(16)
 
 
 def server_secret(settings: Settings) -> bytes:
@@ -112,6 +138,105 @@ def session_keys(settings: Settings) -> SessionKeys | None:
     key = settings.api_key.get_secret_value().encode()
     secret = hmac.new(server_secret(settings), key, hashlib.sha256).digest()
     return SessionKeys(key, secret, settings.session_hours * 3600)
+
+
+@dataclass
+class SessionRegistry:
+    """Sessions the server gave out, in the database; a short in-process cache spares a query
+    per request (another process sees a sign-out within ``SESSION_CACHE_SECONDS``)."""
+
+    max_age: float
+    _recent: dict[str, float] = field(default_factory=dict)
+
+    def add(self, db: Engine, sid: str) -> None:
+        oldest = utcnow() - timedelta(seconds=self.max_age)
+        with Session(db) as session:
+            session.execute(delete(WebSession).where(col(WebSession.issued_at) < oldest))
+            session.add(WebSession(sid=sid))
+            session.commit()
+
+    def revoke(self, db: Engine, sid: str) -> None:
+        self._recent.pop(sid, None)
+        with Session(db) as session:
+            session.execute(delete(WebSession).where(col(WebSession.sid) == sid))
+            session.commit()
+
+    async def alive(self, db: Engine, sid: str) -> bool:
+        now = time.monotonic()
+        if self._recent.get(sid, 0.0) > now:
+            return True
+        found = await anyio.to_thread.run_sync(self._lookup, db, sid)
+        if found:
+            if len(self._recent) > TRACKED_CLIENTS:
+                self._recent.clear()
+            self._recent[sid] = now + SESSION_CACHE_SECONDS
+        return found
+
+    @staticmethod
+    def _lookup(db: Engine, sid: str) -> bool:
+        with Session(db) as session:
+            return session.get(WebSession, sid) is not None
+
+
+@dataclass
+class KeyThrottle:
+    """Wrong keys per client in the last minute; past the limit a client is told to wait."""
+
+    per_minute: int
+    _failures: OrderedDict[str, deque[float]] = field(default_factory=OrderedDict)
+
+    def wait_seconds(self, client: str) -> float:
+        """0 when the client may try a key now, else how long until it may."""
+        times = self._recent(client)
+        if len(times) < self.per_minute:
+            return 0.0
+        return max(0.0, times[0] + 60.0 - time.monotonic())
+
+    def failed(self, client: str) -> None:
+        self._recent(client).append(time.monotonic())
+        self._failures.move_to_end(client)
+        while len(self._failures) > TRACKED_CLIENTS:
+            self._failures.popitem(last=False)
+
+    def _recent(self, client: str) -> deque[float]:
+        times = self._failures.setdefault(client, deque())
+        while times and times[0] < time.monotonic() - 60.0:
+            times.popleft()
+        return times
+
+
+def client_of(scope: Scope) -> str:
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+def too_many_keys(wait: float) -> JSONResponse:
+    seconds = max(1, round(wait))
+    return JSONResponse(
+        {"detail": f"too many wrong keys from this client; try again in {seconds} seconds"},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
+
+
+def _host_refused(scope: Scope, headers: dict[str, str], names: frozenset[str] | None) -> bool:
+    if names is None:
+        return False
+    host = headers.get("host", "")
+    name = urlsplit(f"//{host}").hostname or ""
+    return name.lower() not in names
+
+
+def _cross_site(scope: Scope, headers: dict[str, str]) -> bool:
+    """A browser says this write comes from another site's page."""
+    if scope["method"] in SAFE_METHODS:
+        return False
+    if headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+        return True
+    origin = headers.get("origin")
+    if origin is None:
+        return False  # not a browser's cross-origin request (browsers send Origin on those)
+    return origin == "null" or urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
 
 
 # --------------------------------------------------------------------------- the guard
@@ -149,6 +274,9 @@ class Guard:
     def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
         self.app = app
         self.settings = settings
+        self.hosts = settings.host_names()
+        self.sessions = SessionRegistry(settings.session_hours * 3600)
+        self.throttle = KeyThrottle(settings.failed_keys_per_minute)
         self._keys: SessionKeys | None = None
 
     @property
@@ -163,20 +291,42 @@ class Guard:
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
+        headers = _headers(scope)
+        if _host_refused(scope, headers, self.hosts):
+            host = headers.get("host", "")[:100]
+            message = (
+                f"this server does not answer to the host {host!r}; open it by one of its "
+                "names (ALLOWED_HOSTS)"
+            )
+            await JSONResponse({"detail": message}, status_code=400)(scope, receive, send)
+            return
         keys = self.keys
+        bearer = _bearer(headers) if keys is not None else None
+        by_key = bearer is not None and keys is not None and keys.key_matches(bearer)
+        if _cross_site(scope, headers) and not by_key:
+            await JSONResponse({"detail": CROSS_SITE}, status_code=403)(scope, receive, send)
+            return
         if keys is None:
             state.update(authenticated=True, csrf_token="", signed_in=False)
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
-        bearer = _bearer(headers)
+        client = client_of(scope)
+        if bearer is not None and not by_key:
+            if wait := self.throttle.wait_seconds(client):
+                await too_many_keys(wait)(scope, receive, send)
+                return
+            self.throttle.failed(client)
         sid = keys.session_id(_cookie(headers))
-        by_key = bearer is not None and keys.key_matches(bearer)
+        if sid is not None and not await self.sessions.alive(scope["app"].state.db, sid):
+            sid = None  # signed out (or never given out by this server's database)
         state.update(
             authenticated=by_key or sid is not None,
             csrf_token=keys.csrf_token(sid) if sid else "",
             signed_in=sid is not None,
+            session_id=sid,
             session_keys=keys,
+            sessions=self.sessions,
+            throttle=self.throttle,
         )
         path = scope["path"]
         if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
@@ -185,6 +335,7 @@ class Guard:
         if not (by_key or sid):
             await self._refuse(scope, headers)(scope, receive, send)
             return
+        send = _not_cached(send)
         if by_key or scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
             return
@@ -219,6 +370,17 @@ class Guard:
             status_code=401,
             headers={"WWW-Authenticate": "Bearer", **extra},
         )
+
+
+def _not_cached(send: Send) -> Send:
+    """Answers to authenticated requests stay out of shared and browser caches."""
+
+    async def send_no_store(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message)["Cache-Control"] = "no-store"
+        await send(message)
+
+    return send_no_store
 
 
 def _is_form(headers: dict[str, str]) -> bool:

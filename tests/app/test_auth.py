@@ -10,7 +10,7 @@ import pytest
 from app_helpers import regression_csv
 from service_helpers import make_settings, serve
 
-from app.web.auth import COOKIE, session_keys
+from app.web.auth import COOKIE, new_session_id, session_keys
 
 KEY = "s3cret-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
@@ -146,7 +146,7 @@ def test_secure_cookie_over_https(keyed) -> None:
 def test_expired_or_rekeyed_sessions_are_refused(tmp_path) -> None:
     settings = make_settings(tmp_path / "data", api_key=KEY, session_hours=1)
     keys = session_keys(settings)
-    cookie = keys.issue()
+    cookie = keys.issue(new_session_id())
     assert keys.session_id(cookie) is not None
     assert (tmp_path / "data" / "session-secret").stat().st_mode & 0o777 == 0o600
     other = session_keys(make_settings(tmp_path / "data", api_key="another key"))
