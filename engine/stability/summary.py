@@ -209,6 +209,7 @@ def summarise(
     ]
     if not results:
         raise ValueError("need at least one subsample")
+    results.sort(key=lambda r: r.index)  # the same figures whatever order the jobs ended in
     indices = [r.index for r in results]
     if len(set(indices)) != len(indices):
         raise ValueError("a subsample was given twice")
