@@ -31,15 +31,16 @@ class StabilityComparison:
     nogueira, jaccard : dict of str to ndarray, shape (k_max,)
         Each method's stability index and mean pairwise Jaccard similarity at every k
         (``StabilitySummary``).
-    steadiest : list of str or None
-        At every k, the method of highest stability index (None when no index is defined).
+    steadiest : list of list of str
+        At every k, the methods of highest stability index (several on a tie, in the order
+        given; none when no index is defined).
     """
 
     results: dict[str, StabilityResult]
     k: np.ndarray
     nogueira: dict[str, np.ndarray]
     jaccard: dict[str, np.ndarray]
-    steadiest: list[str | None]
+    steadiest: list[list[str]]
 
     def to_dict(self) -> dict[str, Any]:
         def nums(a: np.ndarray) -> list[float | None]:
@@ -50,7 +51,7 @@ class StabilityComparison:
             "k": [int(k) for k in self.k],
             "nogueira": {m: nums(v) for m, v in self.nogueira.items()},
             "jaccard": {m: nums(v) for m, v in self.jaccard.items()},
-            "steadiest": list(self.steadiest),
+            "steadiest": [list(s) for s in self.steadiest],
             "summaries": {m: r.summary.to_dict() for m, r in self.results.items()},
             "plan": next(iter(self.results.values())).plan.to_dict(),
         }
@@ -74,10 +75,11 @@ def compare(
             raise ValueError(f"method {name!r} ran on other subsamples or another k_max")
     nog = {m: r.summary.nogueira for m, r in results.items()}
     jac = {m: r.summary.jaccard for m, r in results.items()}
-    steadiest: list[str | None] = []
+    steadiest: list[list[str]] = []
     for i in range(first.summary.k_max):
-        scores = {m: v[i] for m, v in nog.items() if math.isfinite(v[i])}
-        steadiest.append(max(scores, key=lambda m: scores[m]) if scores else None)
+        scores = {m: float(v[i]) for m, v in nog.items() if math.isfinite(v[i])}
+        top = max(scores.values(), default=math.nan)
+        steadiest.append([m for m, s in scores.items() if s >= top - 1e-12])
     return StabilityComparison(results, first.summary.k.copy(), nog, jac, steadiest)
 
 

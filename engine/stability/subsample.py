@@ -4,7 +4,7 @@ run per k), as a small JSON-able partial result a job can store."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +18,8 @@ from ..trace import StopRequested
 from .plan import StabilityPlan
 
 # A selector outside the engine (a peer such as abess, for comparisons): (X, y, k) -> the
-# selected feature indices. It runs once per k.
-Selector = Callable[[Any, np.ndarray, int], Sequence[int]]
+# selected feature indices (any iterable of int, an ndarray say). It runs once per k.
+Selector = Callable[[Any, np.ndarray, int], Iterable[int]]
 
 
 @dataclass
