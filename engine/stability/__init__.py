@@ -30,6 +30,19 @@ the partial results afterwards:
   :func:`compare_stability` runs several methods on the same subsamples and says which is
   steadiest at every k (:func:`compare` merges per-method results).
 
+A service's jobs, for instance::
+
+    plan = plan_stability("foba-obj", k_max=20, n_samples=n, n_features=d, groups=groups,
+                          y=y, n_pairs=50, random_state=seed)
+    # job i, in any process (the plan is rebuilt from the same request: it is deterministic
+    # given random_state; or pickled):
+    partial = subsample_supports(X, y, plan, i).to_dict()          # a few hundred integers
+    # when some or all jobs are done (any order; a partial merge shows progress):
+    summary = summarise(partials, plan, threshold=0.7, max_false=1.0).to_dict()
+
+For a comparison, one plan per algorithm with the same ``n_samples``, ``n_pairs``, ``y`` and
+``random_state`` holds the same subsamples; :func:`compare` checks that and builds the table.
+
 Pure numpy; joblib is imported only when ``n_jobs != 1``.
 """
 

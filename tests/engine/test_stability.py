@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from engine_problems import make_classification, make_regression
 from stability_problems import known_support
 
@@ -225,6 +226,18 @@ def test_groups_count_as_one_unit():
     # A group-aware algorithm runs once per k (sizes inside a group are not answers).
     g = plan_stability("group-omp", k_max=4, n_samples=n, n_features=8, groups=groups, n_pairs=2)
     assert g.mode == "per-k"
+    grouped = stability_selection(
+        X, y, algorithm="group-omp", k_max=3, n_pairs=2, groups=groups
+    ).summary
+    assert grouped.frequency.shape == (3, 6)
+    assert grouped.frequency[2, 0] == 1.0  # the categorical, whole, in every half sample
+
+
+def test_sparse_matrix_gives_the_dense_result():
+    X, y = make_regression(6, n=80, d=20, k_true=3, density=0.5)
+    dense = stability_selection(X, y, algorithm="omp", k_max=4, n_pairs=3)
+    sparse = stability_selection(sp.csr_matrix(X), y, algorithm="omp", k_max=4, n_pairs=3)
+    assert [p.supports for p in dense.subsamples] == [p.supports for p in sparse.subsamples]
 
 
 def test_logistic_with_class_labels():
