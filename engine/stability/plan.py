@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..api import _check_groups
+from ..config import ConfigError
 from ..cv.plan import CVPlan, plan_cv
 from ..registry import REGISTRY
 
@@ -198,16 +199,20 @@ def plan_stability(
         raise ValueError(f"stability selection halves the rows; {n_samples} rows are too few")
     if random_state is None:  # drawn once and kept, so that the plan can be rebuilt
         random_state = int(np.random.default_rng().integers(2**31 - 1))
-    cv = plan_cv(
-        algorithm,
-        objective,
-        k_max=k_max,
-        params=params,
-        n_samples=n_samples // 2,
-        n_features=n_features,
-        has_groups=groups is not None,
-        task=task,
-    )
+    try:
+        cv = plan_cv(
+            algorithm,
+            objective,
+            k_max=k_max,
+            params=params,
+            n_samples=n_samples // 2,
+            n_features=n_features,
+            has_groups=groups is not None,
+            task=task,
+        )
+    except ConfigError as exc:  # the same refusal, in the words of this request
+        message = str(exc).replace("cross-validation over k", "stability selection over k")
+        raise ConfigError(message, exc.field) from None
     codes = _check_groups(groups, n_features)
     if codes is None:
         unit_of = np.arange(n_features, dtype=np.intp)

@@ -71,6 +71,12 @@ def test_plan_is_reproducible_and_json():
     with pytest.raises(engine.ConfigError) as err:
         plan_stability("foba-obj", **{**kw, "k_max": 13})
     assert err.value.field == "k"
+    with pytest.raises(engine.ConfigError, match="stability selection over k") as err:
+        plan_stability("foba-obj", objective="crf", **kw)
+    assert err.value.field == "objective"
+    with pytest.raises(engine.ConfigError, match="stability selection over k") as err:
+        plan_stability("ght", **kw)  # its budget is a parameter, not k
+    assert err.value.field == "algorithm"
 
 
 # -- one subsample = engine.select on its rows -----------------------------------------------
