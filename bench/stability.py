@@ -161,11 +161,14 @@ def run_comparison(args: argparse.Namespace, X: np.ndarray, y: np.ndarray, suppo
         f"## Stability on the same {2 * args.compare_pairs} half samples "
         f"({elapsed:.1f} s on 2 workers; abess {'included' if selectors else 'not installed'})\n"
     )
-    print("Nogueira et al.'s stability index at each k (1: the same set on every half sample)\n")
+    print(
+        "Nogueira et al.'s stability index at each k (1: the same set on every half sample), "
+        "± its jackknife standard error over pairs\n"
+    )
     print("| k | " + " | ".join(names) + " | steadiest |")
     print("|---:|" + "---:|" * len(names) + "---|")
     for i, k in enumerate(c.k):
-        cells = " | ".join(f"{c.nogueira[m][i]:.3f}" for m in names)
+        cells = " | ".join(f"{c.nogueira[m][i]:.3f} ± {c.nogueira_se[m][i]:.3f}" for m in names)
         print(f"| {k} | {cells} | {', '.join(c.steadiest[i])} |")
     kt = len(support)
     print(f"\nAt the true k = {kt}: frequency ranks of the true features (1 = most frequent)\n")

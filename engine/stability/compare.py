@@ -28,9 +28,9 @@ class StabilityComparison:
     results : dict of str to StabilityResult
         By method name, in the order given.
     k : ndarray of int, shape (k_max,)
-    nogueira, jaccard : dict of str to ndarray, shape (k_max,)
-        Each method's stability index and mean pairwise Jaccard similarity at every k
-        (``StabilitySummary``).
+    nogueira, nogueira_se, jaccard : dict of str to ndarray, shape (k_max,)
+        Each method's stability index, its jackknife standard error and the mean pairwise
+        Jaccard similarity at every k (``StabilitySummary``).
     steadiest : list of list of str
         At every k, the methods of highest stability index (several on a tie, in the order
         given; none when no index is defined).
@@ -39,6 +39,7 @@ class StabilityComparison:
     results: dict[str, StabilityResult]
     k: np.ndarray
     nogueira: dict[str, np.ndarray]
+    nogueira_se: dict[str, np.ndarray]
     jaccard: dict[str, np.ndarray]
     steadiest: list[list[str]]
 
@@ -50,6 +51,7 @@ class StabilityComparison:
             "methods": list(self.results),
             "k": [int(k) for k in self.k],
             "nogueira": {m: nums(v) for m, v in self.nogueira.items()},
+            "nogueira_se": {m: nums(v) for m, v in self.nogueira_se.items()},
             "jaccard": {m: nums(v) for m, v in self.jaccard.items()},
             "steadiest": [list(s) for s in self.steadiest],
             "summaries": {m: r.summary.to_dict() for m, r in self.results.items()},
@@ -74,13 +76,14 @@ def compare(
         if not same or r.summary.k_max != first.summary.k_max:
             raise ValueError(f"method {name!r} ran on other subsamples or another k_max")
     nog = {m: r.summary.nogueira for m, r in results.items()}
+    se = {m: r.summary.nogueira_se for m, r in results.items()}
     jac = {m: r.summary.jaccard for m, r in results.items()}
     steadiest: list[list[str]] = []
     for i in range(first.summary.k_max):
         scores = {m: float(v[i]) for m, v in nog.items() if math.isfinite(v[i])}
         top = max(scores.values(), default=math.nan)
         steadiest.append([m for m, s in scores.items() if s >= top - 1e-12])
-    return StabilityComparison(results, first.summary.k.copy(), nog, jac, steadiest)
+    return StabilityComparison(results, first.summary.k.copy(), nog, se, jac, steadiest)
 
 
 def compare_stability(

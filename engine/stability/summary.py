@@ -61,6 +61,10 @@ class StabilitySummary:
         the unbiased variance of unit u's selection indicator over the M subsamples. 1: every
         subsample selects the same set; about 0: no better than random sets of the same size.
         NaN when undefined (q = 0 or d, or one subsample).
+    nogueira_se : ndarray, shape (k_max,)
+        A standard error of ``nogueira``: the jackknife over pairs (each pair of halves left
+        out in turn; the halves of a pair are dependent, the pairs are not). NaN with fewer
+        than 3 pairs represented.
     jaccard : ndarray, shape (k_max,)
         Mean Jaccard similarity |A ∩ B| / |A ∪ B| over all pairs of subsamples at every k
         (two empty sets count 1; NaN with one subsample).
@@ -84,6 +88,7 @@ class StabilitySummary:
     max_false: float | None
     threshold_for_target: list[float | None]
     nogueira: np.ndarray
+    nogueira_se: np.ndarray
     jaccard: np.ndarray
     n_subsamples: int
     n_pairs: int
@@ -116,6 +121,7 @@ class StabilitySummary:
             "max_false": self.max_false,
             "threshold_for_target": list(self.threshold_for_target),
             "nogueira": [_num(x) for x in self.nogueira],
+            "nogueira_se": [_num(x) for x in self.nogueira_se],
             "jaccard": [_num(x) for x in self.jaccard],
             "n_subsamples": self.n_subsamples,
             "n_pairs": self.n_pairs,
@@ -166,6 +172,19 @@ def nogueira_index(Z: np.ndarray) -> float:
         return math.nan
     s2 = M / (M - 1) * p * (1.0 - p)
     return float(1.0 - s2.mean() / denom)
+
+
+def nogueira_jackknife_se(Z: np.ndarray, pair: np.ndarray) -> float:
+    """Jackknife standard error of :func:`nogueira_index` over the groups ``pair`` (the pair
+    of every row of Z): sqrt((G - 1) / G * sum_g (phi_(-g) - mean)^2) over the G groups."""
+    groups = np.unique(pair)
+    G = len(groups)
+    if G < 3:
+        return math.nan
+    loo = np.array([nogueira_index(Z[pair != g]) for g in groups])
+    if not np.all(np.isfinite(loo)):
+        return math.nan
+    return float(math.sqrt((G - 1) / G * np.sum((loo - loo.mean()) ** 2)))
 
 
 def mean_jaccard(Z: np.ndarray) -> float:
@@ -227,6 +246,7 @@ def summarise(
         return [int(u) for u in chosen[np.argsort(-f[chosen], kind="stable")]]
 
     done = set(indices)
+    pair = np.array(indices) // 2
     return StabilitySummary(
         k=np.arange(1, k_max + 1),
         frequency=frequency,
@@ -245,6 +265,7 @@ def summarise(
             else [None] * k_max
         ),
         nogueira=np.array([nogueira_index(Z[:, i, :]) for i in range(k_max)]),
+        nogueira_se=np.array([nogueira_jackknife_se(Z[:, i, :], pair) for i in range(k_max)]),
         jaccard=np.array([mean_jaccard(Z[:, i, :]) for i in range(k_max)]),
         n_subsamples=M,
         n_pairs=sum(1 for j in range(plan.n_pairs) if {2 * j, 2 * j + 1} <= done),

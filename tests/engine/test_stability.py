@@ -25,6 +25,7 @@ from engine.stability import (
     error_bound,
     mean_jaccard,
     nogueira_index,
+    nogueira_jackknife_se,
     plan_stability,
     stability_selection,
     subsample_supports,
@@ -270,6 +271,22 @@ def test_nogueira_and_jaccard_values():
     half = np.array([[1, 1, 0], [1, 0, 1], [1, 1, 0]], dtype=bool)
     assert mean_jaccard(half) == pytest.approx((1 / 3 + 1 + 1 / 3) / 3)
     assert np.isnan(nogueira_index(half[:1]))
+
+
+def test_nogueira_jackknife_over_pairs():
+    rng = np.random.default_rng(0)
+    Z = rng.random((12, 15)) < 0.3
+    pair = np.arange(12) // 2
+    loo = [nogueira_index(np.delete(Z, [2 * g, 2 * g + 1], axis=0)) for g in range(6)]
+    expected = np.sqrt(5 / 6 * np.sum((np.array(loo) - np.mean(loo)) ** 2))
+    assert nogueira_jackknife_se(Z, pair) == pytest.approx(expected)
+    same = np.zeros((8, 5), dtype=bool)
+    same[:, 2] = True
+    assert nogueira_jackknife_se(same, np.arange(8) // 2) == 0.0
+    assert np.isnan(nogueira_jackknife_se(Z[:4], pair[:4]))  # two pairs: too few
+    X, y = make_regression(1, n=60, d=12, k_true=2)
+    s = stability_selection(X, y, algorithm="omp", k_max=3, n_pairs=4).summary
+    assert s.nogueira_se.shape == (3,) and np.all(s.nogueira_se >= 0)
 
 
 def top_correlations(X, y, k):
