@@ -130,7 +130,7 @@ def subsample_supports(
             index, supports, "per-k", len(rows), plan.k_max, time.perf_counter() - start
         )
 
-    def run(k: int) -> Any:
+    def run(k: int | None) -> Any:
         result = select(
             X_rows,
             y_rows,
@@ -148,9 +148,9 @@ def subsample_supports(
         return result
 
     if plan.mode == "path":
-        supports = supports_by_k(run(plan.cv.runs[0].k).trace, plan.cv)  # type: ignore[arg-type]
+        supports = supports_by_k(run(plan.cv.runs[0].k).trace, plan.cv)
     else:
-        supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]  # type: ignore[arg-type]
+        supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]
     return SubsampleResult(
         index, supports, plan.mode, len(rows), len(plan.cv.runs), time.perf_counter() - start
     )

@@ -9,6 +9,7 @@ support the true features have the highest frequencies at the true k.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -59,7 +60,7 @@ def test_pairs_stratified_by_class():
 
 
 def test_plan_is_reproducible_and_json():
-    kw = {"k_max": 5, "n_samples": 60, "n_features": 12, "n_pairs": 4}
+    kw: dict[str, Any] = {"k_max": 5, "n_samples": 60, "n_features": 12, "n_pairs": 4}
     a = plan_stability("foba-obj", random_state=5, **kw)
     b = plan_stability("foba-obj", random_state=5, **kw)
     assert a.seeds == b.seeds and a.mode == "path" and a.n_subsamples == 8
@@ -137,7 +138,8 @@ def test_bound_and_threshold_for():
     assert error_bound(4, 40, 0.6) == pytest.approx(16 / (0.2 * 40))
     assert error_bound(4, 40, 1.0) == pytest.approx(0.4)
     pi = threshold_for(4, 40, 1.0)
-    assert pi == pytest.approx(0.7) and error_bound(4, 40, pi) == pytest.approx(1.0)
+    assert pi is not None and pi == pytest.approx(0.7)
+    assert error_bound(4, 40, pi) == pytest.approx(1.0)
     assert threshold_for(10, 40, 1.0) is None  # would need pi = 1.75
     with pytest.raises(ValueError, match="threshold"):
         error_bound(4, 40, 0.5)
