@@ -3,7 +3,9 @@
 ``SparseRegressor`` and ``SparseClassifier`` fit a sparse linear model with any registered
 algorithm (``algorithm=``, default FoBa-obj); ``SparseSelector`` is the same selection as a
 transformer for pipelines; ``SparseRegressorCV`` and ``SparseClassifierCV`` choose k by K-fold
-cross-validation from one path per fold (``engine.cv``), then fit on all the data at that k.
+cross-validation from one path per fold (``engine.cv``), then fit on all the data at that k;
+``StabilitySelector`` keeps the stable set of complementary-pairs stability selection
+(``engine.stability``).
 
 The algorithm's and the objective's parameters are keyword arguments (``nu=0.3``,
 ``lam=0.01``, ``max_steps=40``...): ``get_params`` and ``set_params`` see them, so ``clone``
@@ -15,6 +17,7 @@ Importing this package imports scikit-learn and joblib; ``import engine`` does n
 
 from .cv import DEFAULT_K_MAX, SparseClassifierCV, SparseRegressorCV
 from .estimators import SparseClassifier, SparseRegressor, SparseSelector
+from .stability import StabilitySelector
 
 __all__ = [
     "DEFAULT_K_MAX",
@@ -23,4 +26,5 @@ __all__ = [
     "SparseRegressor",
     "SparseRegressorCV",
     "SparseSelector",
+    "StabilitySelector",
 ]
