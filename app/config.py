@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 StorageKind = Literal["directory", "database"]  # the stores of app.storage
+MIN_RUN_MEMORY_MB = 64
 
 
 def _default_workers() -> int:
@@ -127,6 +128,20 @@ class Settings(BaseSettings):
     poll_seconds: float = Field(1.0, gt=0, description="Idle workers look for queued runs.")
     monitor_seconds: float = Field(1.0, gt=0, description="Supervisor checks workers/heartbeats.")
     max_attempts: int = Field(3, ge=1, description="Worker deaths a run survives before failing.")
+    max_run_seconds: float = Field(
+        3600.0,
+        gt=0,
+        description="A run still going after this long is stopped and failed, saying so "
+        "(checked at every step and at the engine's cancellation points, at least every "
+        "second of work).",
+    )
+    max_run_memory_mb: float = Field(
+        8192.0,
+        ge=0,
+        description="Memory a worker process may add for one run (an address-space limit); a "
+        "run needing more fails, saying so, and the worker goes on. 0: no limit; otherwise at "
+        "least 64 (below that the worker's own threads and connections have no room).",
+    )
     trace_batch_events: int = Field(50, ge=1)
     trace_batch_seconds: float = Field(0.5, gt=0)
 
@@ -141,6 +156,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "stale_after_seconds must exceed twice heartbeat_seconds, or live runs would be "
                 "taken for dead"
+            )
+        if 0 < self.max_run_memory_mb < MIN_RUN_MEMORY_MB:
+            raise ValueError(
+                f"max_run_memory_mb must be 0 (no limit) or at least {MIN_RUN_MEMORY_MB}: below "
+                "that a worker's own threads and connections have no room"
             )
         return self
 

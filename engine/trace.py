@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 EVENT_KINDS = ("add", "remove", "check", "swap", "iterate", "stop")
+POLL_SECONDS = 0.1  # how often Recorder.checkpoint asks the callback between events
 SUPPORT_CHANGING = frozenset({"add", "remove", "swap"})
 # Events that are points of the path: a new support, or new coefficients on the same support
 # (an iteration of the lasso path or of Frank-Wolfe); checks and the stop are not.
@@ -145,6 +147,26 @@ class Recorder:
         self.record_candidates = record_candidates
         self.max_candidates = max_candidates
         self.events: list[Event] = []
+        # A callback object may also answer between events (see checkpoint).
+        self._poll: Callable[[], bool | str | None] | None = getattr(callback, "poll", None)
+        self._next_poll = 0.0
+
+    def checkpoint(self) -> None:
+        """A cancellation point without an event, for loops that record nothing for a while
+        (the draws of randomized sparsification, a solver's inner iterations): asks the
+        callback's ``poll()`` (when it has one; at most every ``POLL_SECONDS``) whether to go
+        on, with the same answers as the callback itself, and raises :class:`StopRequested`
+        when it says stop. So a run can be stopped within a bounded time however long it
+        goes without deciding anything."""
+        if self._poll is None:
+            return
+        now = time.monotonic()
+        if now < self._next_poll:
+            return
+        self._next_poll = now + POLL_SECONDS
+        answer = self._poll()
+        if answer is False or isinstance(answer, str):
+            raise StopRequested(answer if isinstance(answer, str) else "stopped by recorder")
 
     def emit(self, kind: str, **fields: Any) -> Event:
         if kind not in EVENT_KINDS:

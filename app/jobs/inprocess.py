@@ -56,6 +56,8 @@ class WorkerConfig:
     heartbeat_seconds: float
     batch_events: int
     batch_seconds: float
+    max_run_seconds: float
+    max_run_memory_mb: float
 
     @classmethod
     def of(cls, settings: Settings) -> WorkerConfig:
@@ -68,6 +70,8 @@ class WorkerConfig:
             heartbeat_seconds=settings.heartbeat_seconds,
             batch_events=settings.trace_batch_events,
             batch_seconds=settings.trace_batch_seconds,
+            max_run_seconds=settings.max_run_seconds,
+            max_run_memory_mb=settings.max_run_memory_mb,
         )
 
 
@@ -110,6 +114,8 @@ def _context(
         batch_seconds=config.batch_seconds,
         heartbeat_seconds=config.heartbeat_seconds,
         shutdown=stop.is_set,
+        max_run_seconds=config.max_run_seconds,
+        max_run_memory_mb=config.max_run_memory_mb,
     )
 
 

@@ -24,7 +24,7 @@ from sqlmodel import Session
 import engine
 from app import storage
 from app.db.transient import is_transient, retried, retry
-from app.jobs import cv_fold, lease, run_errors
+from app.jobs import cv_fold, lease, limits, run_errors
 from app.jobs.evaluation import select_run, split_rows, summarise
 from app.models import Dataset, Run, RunResult, RunStatus
 from app.storage import ArrayStore
@@ -52,8 +52,13 @@ class JobContext:
     batch_seconds: float = 0.5
     heartbeat_seconds: float = 2.0
     shutdown: Callable[[], bool] = _never
+    # Bounds on the run (app.jobs.limits); None: unbounded (tests running jobs in-process).
+    max_run_seconds: float | None = None
+    max_run_memory_mb: float | None = None
     cancel_requested: bool = False
     lost: bool = False
+    started: float = field(default_factory=time.monotonic)
+    over_time: str | None = None  # why the run was stopped for its time, once it was
 
     def cancelled(self) -> bool:
         return self.cancel_requested or self.lost or self.shutdown()
@@ -64,7 +69,8 @@ class JobContext:
             return "cancelled at the user's request"
         if self.lost or self.shutdown():
             return "the worker stopped; the run goes back to the queue"
-        return None
+        self.over_time = self.over_time or limits.time_exceeded(self.started, self.max_run_seconds)
+        return self.over_time
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,10 @@ class TraceWriter:
             self.write()
         return self.ctx.stop_reason() or True
 
+    def poll(self) -> bool | str:
+        """Asked by the engine between events (``Recorder.checkpoint``): go on, or why not."""
+        return self.ctx.stop_reason() or True
+
     def write(self) -> None:
         rows, self.buffer = self.buffer, []
         self.last_write = time.monotonic()
@@ -193,6 +203,8 @@ def heartbeat(ctx: JobContext, meter: ProgressMeter | cv_fold.FoldMeter) -> Iter
 
 def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     """Run a claimed run to its end; return the status stored (None: the claim was lost)."""
+    ctx.started, ctx.over_time = time.monotonic(), None
+    limits.limit_memory(ctx.max_run_memory_mb)
     job = JobSpec.load(ctx.db, run_id)
     fold = cv_fold.FoldSpec.load(ctx.db, job.run, job.dataset) if job.run.cv_id else None
     meter = cv_fold.FoldMeter.of(fold, ProgressMeter) if fold else ProgressMeter.for_job(job)
@@ -212,9 +224,13 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
             else:
                 log.info("run %s failed", run_id, exc_info=True)
             error = run_errors.describe(exc)
+            if isinstance(exc, MemoryError):
+                error = limits.memory_exceeded(ctx.max_run_memory_mb)
             stopped = False
     if ctx.lost:
         return None
+    if stopped and ctx.over_time:  # stopped by its time limit: a failure, saying why
+        stopped, error, result = False, ctx.over_time, None
     if stopped and not ctx.cancel_requested:  # stopped for the worker's shutdown
         lease.release(ctx.db, ctx.claim)
         return RunStatus.queued

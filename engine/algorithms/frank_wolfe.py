@@ -458,7 +458,14 @@ def randomized_sparsification(
     ``l1_support_size``, ``l1_iterations``) and the draws (``kept_draw``, ``draws_mean``,
     ``draws_max``).
     """
-    l1 = solve_l1(objective, B1, epsilon=epsilon, max_iter=max_iter, smoothness=smoothness)
+    l1 = solve_l1(
+        objective,
+        B1,
+        epsilon=epsilon,
+        max_iter=max_iter,
+        smoothness=smoothness,
+        callback=lambda _step: rec.checkpoint(),  # its iterations record nothing either
+    )
     summary = {
         "l1_objective": l1.objective,
         "l1_gap": l1.gap,
@@ -475,6 +482,7 @@ def randomized_sparsification(
     best: _Draw | None = None
     values = []
     for rep in range(n_repeats):
+        rec.checkpoint()  # the draws record nothing until the best is known
         w, draws = sparsify(l1.coef, k, rng)
         b, _ = profile(w, l1.intercept)
         values.append(objective.value(w, b))

@@ -167,6 +167,8 @@ def run_task(context: procrastinate.JobContext, run_id: int) -> str | None:
         batch_seconds=settings.trace_batch_seconds,
         heartbeat_seconds=settings.heartbeat_seconds,
         shutdown=lambda: state.stopping.is_set() or context.should_abort(),
+        max_run_seconds=settings.max_run_seconds,
+        max_run_memory_mb=settings.max_run_memory_mb,
     )
     try:
         status = run_job(run_id, ctx)
