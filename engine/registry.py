@@ -195,6 +195,7 @@ CAPABILITIES: dict[str, str] = {
     "quadratic": "a quadratic loss (least squares), for exact path algebra such as LARS",
     "l1-path": "an l1-regularised path solver for its loss (scikit-learn's LARS or coordinate "
     "descent for least squares, its logistic solvers for the log-loss)",
+    "splicing": "a loss the abess package's best-subset splicing solves (least squares, logistic)",
 }
 
 PATHS = {

@@ -33,7 +33,7 @@ class LeastSquares(Objective):
     """
 
     name = "least_squares"
-    capabilities = frozenset({"linear", "quadratic", "l1-path"})
+    capabilities = frozenset({"linear", "quadratic", "l1-path", "splicing"})
 
     def __init__(self, X, y, *, fit_intercept: bool = True) -> None:
         self.design = Design(X, center=fit_intercept)

@@ -198,6 +198,8 @@ def test_registries_list_the_documented_entries():
         "sght",
         "iht",
         "ght",
+        "abess",
+        "abess-group",
     }
     assert set(engine.OBJECTIVES) == {
         "least_squares",

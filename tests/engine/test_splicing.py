@@ -1,0 +1,50 @@
+"""abess (best-subset splicing) as a registered baseline: its support refitted with our
+objective, its trace, and what it says where abess is not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from engine_problems import make_classification, make_regression
+from engine_reference import refit_fn
+
+import engine
+from engine.algorithms import splicing
+from engine.trace import final_support
+
+
+@pytest.mark.parametrize("objective", ["least_squares", "logistic"])
+def test_abess_support_is_refitted_with_our_objective(objective: str) -> None:
+    make = make_classification if objective == "logistic" else make_regression
+    X, y = make(3, n=80, d=15, k_true=3)
+    res = engine.select(X, y, algorithm="abess", objective=objective, k=3, standardize=False)
+    assert len(res.support) == 3
+    assert res.objective == pytest.approx(refit_fn(objective, X, y)(res.support)[2], rel=1e-7)
+    assert [e.kind for e in res.trace] == ["add"] * 3 + ["stop"]
+    np.testing.assert_array_equal(final_support(res.trace), res.support)
+    polished = engine.select(
+        X, y, algorithm="abess", objective=objective, k=3, standardize=False, polish=True
+    )
+    assert polished.objective <= res.objective * (1 + 1e-12)
+
+
+def test_abess_group_selects_whole_groups_within_k_features() -> None:
+    X, y = make_regression(4, n=80, d=12, k_true=3)
+    groups = np.arange(12) // 3
+    res = engine.select(X, y, algorithm="abess-group", k=7, groups=groups)
+    chosen = set(groups[res.support])
+    assert len(res.support) <= 7 and len(res.support) == 3 * len(chosen)
+    with pytest.raises(engine.ConfigError, match="needs groups"):
+        engine.check_config("abess-group", k=3, has_groups=False)
+
+
+def test_abess_is_offered_for_the_losses_it_splices_only() -> None:
+    with pytest.raises(engine.ConfigError, match="splicing"):
+        engine.check_config("abess", "smoothed_hinge", k=2)
+    assert engine.check_config("abess", "logistic", k=2).algorithm.name == "abess"
+
+
+def test_without_abess_installed_the_algorithm_says_so(monkeypatch) -> None:
+    monkeypatch.setattr(splicing, "abess_available", lambda: False)
+    with pytest.raises(engine.ConfigError, match="abess package, which is not installed"):
+        engine.check_config("abess", k=2)
