@@ -145,7 +145,7 @@ def _refit_trace(objective: Objective, rec: Recorder, coef: np.ndarray, reason: 
     k="required",
     family="splicing",
     requires=Requirements(capabilities=frozenset({"splicing"}), check=_needs_abess),
-    traits=Traits(path="final", compare=True),
+    traits=Traits(path="final"),
     size_k_answer=True,
 )
 def abess_splicing(

@@ -48,3 +48,20 @@ def test_without_abess_installed_the_algorithm_says_so(monkeypatch) -> None:
     monkeypatch.setattr(splicing, "abess_available", lambda: False)
     with pytest.raises(engine.ConfigError, match="abess package, which is not installed"):
         engine.check_config("abess", k=2)
+
+
+def test_estimators_take_abess_and_polish_like_any_algorithm() -> None:
+    from sklearn.base import clone
+
+    from engine.sklearn import SparseClassifier, SparseRegressor
+
+    X, y = make_classification(5, n=80, d=12, k_true=3)
+    clf = SparseClassifier("abess", k=3).fit(X, y)
+    assert len(clf.support_) == 3 and clf.trace_[-1].kind == "stop"
+    polished = clone(SparseClassifier("omp", k=3, polish=True)).fit(X, y)
+    plain = SparseClassifier("omp", k=3).fit(X, y)
+    assert polished.objective_ <= plain.objective_ * (1 + 1e-12)
+    assert "polish" in polished.stop_reason_
+    Xr, yr = make_regression(5, n=80, d=12, k_true=3)
+    reg = SparseRegressor("forward-obj", k=3, polish=True).fit(Xr, yr)
+    assert reg.get_params()["polish"] is True and len(reg.support_) == 3
