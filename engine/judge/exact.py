@@ -13,6 +13,10 @@ once by the active set's exact refit gains. The incumbent starts as the answer b
 Affordable: a search visits far fewer supports than C(d, k) when the features' gains are
 uneven, but nothing bounds that in advance, so the search runs under ``time_budget`` seconds
 and, when the budget runs out, says so with the best support found, claiming no optimum.
+Measured (bench/judge.py, shared 2-core machine): d = 16, k = 5: 0.2-0.9 s; diabetes and
+Boston housing (least squares, k = 5): 22 and 59 nodes, under 0.1 s; breast cancer, least
+squares: 39k nodes, 3 s; breast cancer, logistic: 17k nodes, 289 s (its 10-30 feature bound
+refits are nearly separable: milliseconds each, and weak), not affordable at the default 10 s.
 """
 
 from __future__ import annotations

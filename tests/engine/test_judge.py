@@ -219,3 +219,12 @@ def test_certificate_of_an_empty_or_full_support_needs_no_exchange() -> None:
 def test_brute_force_reference_is_itertools_combinations() -> None:
     # The reference the exact search is checked against visits every size-k support.
     assert sum(1 for _ in itertools.combinations(range(10), 3)) == 120
+
+
+def test_cross_validation_reads_polished_and_abess_answers_per_k() -> None:
+    from engine.cv import cross_validate_k
+
+    X, y = make_regression(1, n=80, d=12, k_true=3)
+    for algorithm, params in (("foba-obj", {"polish": True}), ("abess", {})):
+        result = cross_validate_k(X, y, algorithm=algorithm, k_max=3, params=params, n_folds=3)
+        assert result.plan.mode == "per-k" and result.plan.path == "final"
