@@ -165,6 +165,21 @@ def exact_best(
     return exact_result(problem.objective, int(k), support=S, **opts)
 
 
+def settings_of(result: Any) -> dict[str, Any]:
+    """The keyword arguments that judge the problem a ``SelectionResult`` was computed on:
+    ``objective``, ``standardize`` and the objective's own parameters (its algorithm's are left
+    out), e.g. ``engine.certify(X, y, result.support, **settings_of(result))``."""
+    from ..registry import REGISTRY
+
+    spec = REGISTRY.objective(result.objective_name)
+    own = {p.name for p in spec.params}
+    return {
+        "objective": result.objective_name,
+        "standardize": result.scale is not None,
+        **{n: v for n, v in result.params.items() if n in own},
+    }
+
+
 def _with_elapsed(cert: Certificate, elapsed: float, support: list[int]) -> Certificate:
     from dataclasses import replace
 
@@ -183,6 +198,7 @@ __all__ = [
     "exact_best",
     "exact_result",
     "polish_state",
+    "settings_of",
     "why_not",
     "why_not_state",
 ]

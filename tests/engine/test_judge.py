@@ -228,3 +228,17 @@ def test_cross_validation_reads_polished_and_abess_answers_per_k() -> None:
     for algorithm, params in (("foba-obj", {"polish": True}), ("abess", {})):
         result = cross_validate_k(X, y, algorithm=algorithm, k_max=3, params=params, n_folds=3)
         assert result.plan.mode == "per-k" and result.plan.path == "final"
+
+
+def test_settings_of_a_result_judge_the_problem_it_solved() -> None:
+    X, y = make_classification(2, n=60, d=8, k_true=2)
+    res = engine.select(X, y, algorithm="foba-obj", objective="logistic", k=2, lam=0.01)
+    settings = engine.judge.settings_of(res)
+    assert settings == {
+        "objective": "logistic",
+        "standardize": True,
+        "lam": 0.01,
+        "fit_intercept": True,
+    }
+    cert = engine.certify(X, y, res.support, **settings)
+    assert cert.objective == pytest.approx(res.objective, rel=1e-9)
