@@ -90,7 +90,7 @@ def gap(value: float, best: float) -> float:
 
 
 def generated(n_seeds: int, budget: float) -> None:
-    problems = [
+    problems: list[tuple[str, str, dict[str, float]]] = [
         ("least_squares", "zhang2008", {"n": 60, "d": 16, "k_true": 5, "noise_var": 1.0}),
         ("logistic", "liu2014_logistic", {"n": 100, "d": 16, "s": 5}),
     ]
