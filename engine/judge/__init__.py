@@ -162,6 +162,10 @@ def exact_best(
 
         raise ConfigError(f"k must be an integer between 1 and {d}, got {k!r}", "k")
     S = check_support(support, d) if support is not None else None
+    if S is not None and len(S) != k:
+        from ..config import ConfigError
+
+        raise ConfigError(f"support has {len(S)} features; the search is for k = {k}", "support")
     return exact_result(problem.objective, int(k), support=S, **opts)
 
 

@@ -16,7 +16,7 @@ their algorithms are unchanged unless it is asked for.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -114,11 +114,12 @@ class Certificate:
             "events": [e.to_dict() for e in self.events()],
         }
 
-    def events(self) -> list[Event]:
+    def events(self, start: int = 0) -> list[Event]:
         """The certificate in the trace's vocabulary: one ``check`` event per exchange it
         names (``feature`` would enter, ``feature_out`` leave; ``gain`` is the objective change
         the exchange would make, tested against ``threshold`` 0; nothing is applied), the
-        verdict as the reason of the first."""
+        verdict as the reason of the first. ``start`` numbers them on from a run's trace
+        (``cert.events(len(result.trace))``)."""
         rec = Recorder()
         named = self.improving or ((self.best,) if self.best is not None else ())
         k = len(self.support)
@@ -133,7 +134,7 @@ class Certificate:
                 info={"objective_after": ex.objective},
                 reason=self.verdict if i == 0 else "another improving exchange",
             )
-        return rec.events
+        return [replace(e, step=start + e.step) for e in rec.events]
 
 
 @dataclass(frozen=True)

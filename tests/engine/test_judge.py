@@ -88,8 +88,9 @@ def test_certificate_claims_a_local_optimum_only_where_no_exchange_improves(
                 assert e.objective == pytest.approx(brute[(e.feature_out, e.feature_in)], rel=1e-7)
         assert cert.n_exchanges == len(brute)
         json.dumps(cert.to_dict())
-        events = cert.events()
+        events = cert.events(start=7)
         assert events and all(e.kind == "check" for e in events)
+        assert [e.step for e in events] == list(range(7, 7 + len(events)))
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
@@ -166,6 +167,8 @@ def test_exact_best_says_not_affordable_when_the_budget_runs_out() -> None:
         engine.exact_best(X, y, 3, time_budget=0.0)
     with pytest.raises(engine.ConfigError, match="k must be"):
         engine.exact_best(X, y, 41)
+    with pytest.raises(engine.ConfigError, match="support has 2 features"):
+        engine.exact_best(X, y, 3, support=[0, 1])
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
