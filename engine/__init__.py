@@ -7,10 +7,18 @@ Pure numerics (numpy, scipy). Public face::
 
 ``ALGORITHMS`` and ``OBJECTIVES`` describe every entry and its parameters; ``check_config``
 checks a request against them (``select`` calls it; so does the app before it queues a run).
+
+Judging an answer (``engine.judge``; ``JUDGES`` describes their parameters)::
+
+    engine.certify(X, y, result.support, objective="logistic")   # local optimum under swaps?
+    engine.why_not(X, y, result.support, feature=7, objective="logistic")
+    engine.exact_best(X, y, k=5, support=result.support, objective="logistic")
 """
 
 from .api import SelectionResult, select
 from .config import Config, ConfigError, check_config
+from .judge import TOOLS as JUDGES
+from .judge import Certificate, ExactResult, Exchange, FeatureVerdict, certify, exact_best, why_not
 from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param, Requirements, Traits
 from .trace import Event, Recorder
 
@@ -19,17 +27,25 @@ OBJECTIVES = REGISTRY.objectives
 
 __all__ = [
     "ALGORITHMS",
+    "JUDGES",
     "OBJECTIVES",
     "AlgorithmSpec",
+    "Certificate",
     "Config",
     "ConfigError",
     "Event",
+    "ExactResult",
+    "Exchange",
+    "FeatureVerdict",
     "ObjectiveSpec",
     "Param",
     "Recorder",
     "Requirements",
     "SelectionResult",
     "Traits",
+    "certify",
     "check_config",
+    "exact_best",
     "select",
+    "why_not",
 ]

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from .algorithms.common import Solution
 from .config import check_config
+from .judge.polish import HoldStop, polish_solution
 from .registry import REGISTRY
 from .scaling import column_scale, scale_columns
 from .threads import small_products
@@ -159,13 +160,22 @@ def select(
     rng = np.random.default_rng(random_state)
     start = time.perf_counter()
     cancelled = False
+    algorithm_params = dict(config.algorithm_params)
+    polish = bool(algorithm_params.pop("polish", False))  # a post-step, not the algorithm's
     try:
         # BLAS threads only where they pay: the run's many small products single-threaded,
         # its large X.T @ r with the caller's threads (engine.threads).
         with small_products():
-            sol = config.algorithm.func(
-                loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
-            )
+            if polish:
+                held = HoldStop(rec)
+                sol = config.algorithm.func(
+                    loss, held, k=config.k, rng=rng, **extra, **algorithm_params
+                )
+                sol = polish_solution(loss, rec, sol)
+            else:
+                sol = config.algorithm.func(
+                    loss, rec, k=config.k, rng=rng, **extra, **algorithm_params
+                )
     except StopRequested as stop:
         cancelled = True
         sol = Solution.of(loss.fit_support(final_support(rec.events)), str(stop))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool}
@@ -195,6 +195,7 @@ CAPABILITIES: dict[str, str] = {
     "quadratic": "a quadratic loss (least squares), for exact path algebra such as LARS",
     "l1-path": "an l1-regularised path solver for its loss (scikit-learn's LARS or coordinate "
     "descent for least squares, its logistic solvers for the log-loss)",
+    "splicing": "a loss the abess package's best-subset splicing solves (least squares, logistic)",
 }
 
 PATHS = {
@@ -269,12 +270,27 @@ class Traits:
         """What the sizes along the path mean with these (validated) parameters."""
         if self.path_param is not None and params.get(self.path_param, "none") != "none":
             return "final"
+        if params.get("polish"):  # exchanges after the path: its sizes are no longer answers
+            return "final"
         return self.path
 
     def deletion_for(self, params: Mapping[str, Any]) -> str | None:
         if self.deletion_param is not None and self.deletion_param in params:
             return str(params[self.deletion_param])
         return self.deletion
+
+
+# Declared once for every algorithm whose answer is a refitted support of at most k features
+# (``AlgorithmSpec.polishable``); ``engine.select`` applies it after the algorithm
+# (``engine.judge.polish``), the algorithm itself never sees it.
+POLISH = Param(
+    "polish",
+    "bool",
+    False,
+    "After the method, apply the best improving single exchange (one selected feature out, one "
+    "other in, refitted) until none lowers the objective; each exchange is a swap event. This "
+    "goes beyond the papers: their algorithm is unchanged when it is off.",
+)
 
 
 @dataclass(frozen=True)
@@ -297,11 +313,25 @@ class AlgorithmSpec(ParamsOwner):
     family: str = "forward"
     requires: Requirements = field(default_factory=Requirements)
     traits: Traits = field(default_factory=Traits)
+    # Whether the answer is a refitted support of at most k features, which ``polish`` can
+    # improve by exchanges. None: decided from the rest of the entry (a k, no groups, a path
+    # whose sizes are refitted supports).
+    size_k_answer: bool | None = None
     kind: ClassVar[str] = "algorithm"
 
     @property
     def uses_groups(self) -> bool:
         return self.requires.groups
+
+    @property
+    def polishable(self) -> bool:
+        if self.size_k_answer is not None:
+            return self.size_k_answer
+        return (
+            self.k != "unused"
+            and not self.requires.groups
+            and self.traits.path in ("best-k", "prefix", "backward")
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -312,6 +342,7 @@ class AlgorithmSpec(ParamsOwner):
             "family": self.family,
             "k": self.k,
             "uses_groups": self.uses_groups,
+            "polishable": self.polishable,
             "requires": self.requires.to_dict(),
             "path": self.traits.path,
             "forward_rule": self.traits.forward_rule,
@@ -388,6 +419,8 @@ def register_algorithm(**spec: Any) -> Callable[[Callable[..., Any]], Callable[.
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         entry = AlgorithmSpec(func=func, **spec)
+        if entry.polishable:
+            entry = replace(entry, params=(*entry.params, POLISH))
         named = set(entry.requires.capabilities)
         for by_value in entry.requires.when.values():
             named.update(*by_value.values())

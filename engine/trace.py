@@ -11,8 +11,14 @@ Event kinds
 ``remove``  a feature left the support (``gain`` = the deletion cost that was tested,
             ``threshold`` = the bound it was compared with, ``accepted`` = True).
 ``check``   a backward test that kept the support unchanged: the cheapest deletion was too
-            costly (``accepted`` = False). Recorded so the teaching mode can show it.
+            costly (``accepted`` = False). Recorded so the teaching mode can show it. A swap
+            certificate (``engine.certify(...).events()``) is told in checks too: each names an
+            exchange (``feature`` in, ``feature_out`` out) and the objective change it would make
+            (``gain``, against ``threshold`` 0), nothing applied.
 ``swap``    one feature replaced another in a single step (``feature`` in, ``feature_out`` out).
+            Polish (``polish=True``) records each of its exchanges so, with ``info``
+            ``{"polish": 1.0}`` and ``gain`` = the objective decrease, then a ``check`` naming
+            the best exchange left, refused because it does not lower the objective.
 ``iterate`` an iteration of a continuous method that did not change the support.
 ``stop``    the run ended; ``reason`` says why.
 """

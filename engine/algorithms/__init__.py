@@ -9,4 +9,5 @@ from . import (  # noqa: F401  (registration side effects)
     lasso,
     oblivious,
     sght,
+    splicing,
 )

@@ -202,6 +202,25 @@ class ActiveSet(ABC):
             costs[p] = trial.value - self.value
         return costs
 
+    def exchange_values(self) -> np.ndarray:
+        """Objective of the refit after exchanging ``support[p]`` for feature ``j``, shape
+        (len(support), n_features); NaN where ``j`` is already selected.
+
+        Generic version: for every selected feature, one refit without it, then the exact
+        refit gains of every candidate from there (``refit_gains``: one batched solve for the
+        objectives that have one). Least squares overrides it with rank-one algebra on the
+        factorisation it keeps.
+        """
+        d = self.objective.n_features
+        out = np.full((len(self.support), d), np.nan)
+        selected = list(self.support)
+        for p, s in enumerate(selected):
+            trial = self.copy()
+            trial.remove(s)
+            out[p] = trial.value - trial.refit_gains()
+        out[:, selected] = np.nan
+        return out
+
     @abstractmethod
     def copy(self) -> ActiveSet:
         """An independent copy (for trial moves)."""

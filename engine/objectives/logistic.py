@@ -62,7 +62,7 @@ class Logistic(GLMObjective):
     """
 
     name = "logistic"
-    capabilities = frozenset({"linear", "l1-path"})
+    capabilities = frozenset({"linear", "l1-path", "splicing"})
 
     def __init__(self, X, y, *, lam: float = 1e-4, fit_intercept: bool = True) -> None:
         y = np.asarray(y).ravel()

@@ -50,6 +50,7 @@ def test_submit_queues_a_run(client, dataset) -> None:
         "max_steps": None,
         "deletion_cost": "fixed",
         "path_end": "zhang",
+        "polish": False,
     }
     assert (run["seed"], run["test_fraction"]) == (7, 0.25)
     assert client.get(run["url"]).json() == run

@@ -168,6 +168,7 @@ def test_result_reports_the_validated_parameters():
         "max_steps": None,
         "deletion_cost": "fixed",
         "path_end": "zhang",
+        "polish": False,
     }
     assert res.algorithm == "foba-obj" and res.objective_name == "least_squares" and res.k == 3
     res = engine.select(XC, YC, algorithm="omp", objective="logistic", k=2, lam=0.5)
@@ -197,6 +198,8 @@ def test_registries_list_the_documented_entries():
         "sght",
         "iht",
         "ght",
+        "abess",
+        "abess-group",
     }
     assert set(engine.OBJECTIVES) == {
         "least_squares",
