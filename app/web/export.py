@@ -48,9 +48,11 @@ def setting(run: Run | RunPublic, dataset: Dataset) -> dict[str, Any]:
 
 
 def metrics(result: RunResult) -> dict[str, Any]:
-    """How the run did: objective, steps, time, fit on each split, support recovery."""
+    """How the run did: the objective's value (``objective`` names the objective in the
+    setting; the two once shared a key, and the value overwrote the name), steps, time, fit
+    on each split, support recovery."""
     return {
-        "objective": result.objective,
+        "objective_value": result.objective,
         "n_steps": result.n_steps,
         "stop_reason": result.stop_reason,
         "engine_seconds": result.engine_seconds,

@@ -121,7 +121,8 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     # The export carries what the run was and how it did, not only the coefficients.
     assert settings["algorithm"] == "forward-obj" and settings["seed"] == "0"
     assert settings["params.fit_intercept"] == "True" and "train.r2" in settings
-    assert float(settings["objective"]) == pytest.approx(first["result"]["objective"])
+    assert settings["objective"] == "least_squares"  # the name, not overwritten by the value
+    assert float(settings["objective_value"]) == pytest.approx(first["result"]["objective"])
     json_export = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "json"})
     exported = json_export.json()
     assert [f["name"] for f in exported["features"]] == ["=cmd", "-y"]
@@ -133,6 +134,8 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     rows = worker_client.get(f"{comparison['url']}/export", params={"format": "json"}).json()
     assert [r["algorithm"] for r in rows] == ["forward-obj", "foba-obj"]
     assert rows[1]["selected"] == [f["name"] for f in second["result"]["support"]]
+    assert rows[1]["objective"] == "least_squares"
+    assert rows[1]["objective_value"] == pytest.approx(second["result"]["objective"])
     table = worker_client.get(f"{comparison['url']}/export").text.splitlines()
     assert table[0].startswith("run_id,dataset_id,dataset,target,algorithm") and len(table) == 3
     assert '"[""=cmd"", ""-y""]"' in table[1]  # a JSON list: it starts with "[", no formula
