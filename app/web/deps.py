@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPBearer
+from pydantic import BeforeValidator
 from sqlmodel import Session
 
 from app.config import Settings
@@ -38,9 +39,17 @@ def get_upload_gate(request: Request) -> UploadGate:
     return request.app.state.upload_gate
 
 
+def _plain_digits(value: object) -> object:
+    """An integer in a URL is written in plain digits: '+1', '1.0' and '1_0' name no row (an
+    int() would read them as 1, 1 and 10, so one resource answered to many URLs)."""
+    if isinstance(value, str) and not (value.isascii() and value.isdigit()):
+        raise ValueError("write the number in plain digits (0-9), without sign, point or '_'")
+    return value
+
+
 # Every id in a path and every offset is bounded: the databases hold 64-bit integers.
-Id = Annotated[int, Path(ge=1, le=MAX_ID)]
-Offset = Annotated[int, Query(ge=0, le=MAX_ID)]
+Id = Annotated[int, BeforeValidator(_plain_digits), Path(ge=1, le=MAX_ID)]
+Offset = Annotated[int, BeforeValidator(_plain_digits), Query(ge=0, le=MAX_ID)]
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -10,6 +10,7 @@ import logging
 import re
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -127,8 +128,25 @@ async def _handle(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    body = {"detail": json_safe(jsonable_encoder(exc.errors()))}
+    errors = [_short(error) for error in exc.errors()[:MAX_ERRORS]]
+    body = {"detail": json_safe(jsonable_encoder(errors))}
     return JSONResponse(body, status_code=422)
+
+
+# A 422 says what is wrong; it does not send the request back (a file sent as a form field
+# came back whole: up to the upload limit).
+MAX_ERRORS = 20
+MAX_ECHO_CHARS = 200
+
+
+def _short(error: Any) -> Any:
+    error = dict(error)
+    if "input" in error:
+        text = repr(error["input"])
+        if len(text) > MAX_ECHO_CHARS:
+            error["input"] = f"{text[:MAX_ECHO_CHARS]}... ({len(text)} characters)"
+    error.pop("url", None)  # pydantic's documentation link: not ours to send
+    return error
 
 
 async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
