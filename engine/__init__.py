@@ -11,7 +11,9 @@ checks a request against them (``select`` calls it; so does the app before it qu
 
 from .api import SelectionResult, select
 from .config import Config, ConfigError, check_config
+from .from_statistics import select_from_statistics
 from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param, Requirements, Traits
+from .statistics import SufficientStatistics
 from .trace import Event, Recorder
 
 ALGORITHMS = REGISTRY.algorithms
@@ -29,7 +31,9 @@ __all__ = [
     "Recorder",
     "Requirements",
     "SelectionResult",
+    "SufficientStatistics",
     "Traits",
     "check_config",
     "select",
+    "select_from_statistics",
 ]

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SufficientStatistics", "fold_statistics", "merge_all", "statistics_scale"]
+__all__ = [
+    "StatisticsAccumulator",
+    "SufficientStatistics",
+    "fold_statistics",
+    "merge_all",
+    "statistics_scale",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,3 +347,27 @@ def statistics_scale(stats: SufficientStatistics, *, centered: bool) -> np.ndarr
     scale = np.sqrt(var)
     scale[scale == 0.0] = 1.0
     return scale
+
+
+class StatisticsAccumulator:
+    """Merges statistics as they arrive (one per chunk of a pass) as a balanced tree, holding
+    O(log count) partials: the rounding of ``merge_all`` without keeping every chunk."""
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[int, SufficientStatistics]] = []
+
+    def add(self, stats: SufficientStatistics) -> None:
+        level, item = 0, stats
+        while self._stack and self._stack[-1][0] == level:
+            _, left = self._stack.pop()
+            item = left.merge(item)
+            level += 1
+        self._stack.append((level, item))
+
+    def result(self, n_features: int | None = None) -> SufficientStatistics:
+        """The merge of everything added (empty statistics of ``n_features`` if nothing was)."""
+        if not self._stack:
+            if n_features is None:
+                raise ValueError("nothing was added")
+            return SufficientStatistics.empty(n_features)
+        return merge_all([s for _, s in self._stack])
