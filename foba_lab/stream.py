@@ -425,7 +425,7 @@ def _encode(
     schema: TableSchema, batch: pa.RecordBatch, file: str, seen: int
 ) -> tuple[np.ndarray, np.ndarray]:
     m = batch.num_rows
-    X = np.zeros((m, schema.n_features))
+    X = np.zeros((m, schema.n_features), order="F")  # filled column by column
     bad = np.zeros(m, dtype=bool)
     j = 0
     for name in schema.features:
