@@ -338,11 +338,14 @@ def _raw_batches(
     text: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     if schema.format == "parquet":
-        pf = pq.ParquetFile(file)
-        groups = list(range(part.start, part.stop)) if part else None
-        if groups == []:
-            return
-        yield from pf.iter_batches(batch_size=batch_rows, row_groups=groups, columns=columns)
+        # One row group at a time, without pre-buffering: iter_batches over several row groups
+        # buffers all of them, so a reader's memory would grow with the size of its part.
+        pf = pq.ParquetFile(file, pre_buffer=False)
+        if list(pf.schema_arrow.names) != list(schema.columns):
+            raise StreamError(f"{file} has other columns than {schema.files[0]}")
+        stop = part.stop if part else pf.metadata.num_row_groups
+        for group in range(part.start if part else 0, stop):
+            yield from pf.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
         return
     header, data_start = _csv_header(file)
     if list(header) != list(schema.columns):
