@@ -52,12 +52,11 @@ def load() -> str:
 
 
 # --------------------------------------------------------------------------- generation
-def generate(path: Path, gb: float, d: int, fmt: str, seed: int = 0) -> int:
+def generate(path: Path, gb: float, d: int, fmt: str, seed: int = 0, block: int = 65536) -> int:
     """Write a table of about ``gb`` GB: d numeric columns (correlated, offset), one text column
     of 8 levels and the target. Returns the number of rows."""
     bytes_per_row = 8 * (d + 1) + 8  # float64 columns + the text column (about)
     n = max(1000, int(gb * 1e9 / bytes_per_row))
-    block = 65536
     rng = np.random.default_rng(seed)
     beta = np.zeros(d)
     beta[rng.choice(d, 8, replace=False)] = rng.normal(scale=2, size=8)
@@ -113,6 +112,7 @@ def _worker(
     queue.put({"ready": os.getpid()})  # imports done: the clock starts when all are ready
     go.wait()
     start = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
         partials = [part_statistics(schema, TablePart(**p)) for p in parts]
     except BaseException as exc:  # reported to the parent, which raises it
@@ -120,10 +120,12 @@ def _worker(
         return
     stats = merge_all(partials) if partials else SufficientStatistics.empty(schema.n_features)
     hwm = _status("VmHWM")
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     queue.put(
         {
             "stats": stats.to_bytes(),
             "seconds": time.perf_counter() - start,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime - cpu0.ru_utime - cpu0.ru_stime,
             "peak_rss_mb": hwm,
             "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "pid": os.getpid(),
@@ -195,6 +197,11 @@ def run_table(path: Path, n_rows: int, args: argparse.Namespace) -> None:
             f"{size_mb / wall:,.0f} MB/s, wall {wall:.2f} s; peak RSS per worker "
             + ", ".join(f"{r['peak_rss_mb']:.0f} MB" for r in results)
             + f" (cap {args.mem_mb} MB address space); {before} -> {load()}"
+        )
+        cpu = sum(r["cpu_seconds"] for r in results)
+        print(
+            f"  CPU of the workers during the pass {cpu:.2f} s: "
+            f"{stats.n / cpu:,.0f} rows and {size_mb / cpu:,.0f} MB per CPU-second"
         )
         assert stats.n == n_rows
         t = time.perf_counter()
