@@ -17,9 +17,11 @@ Judging an answer (``engine.judge``; ``JUDGES`` describes their parameters)::
 
 from .api import SelectionResult, select
 from .config import Config, ConfigError, check_config
+from .from_statistics import select_from_statistics
 from .judge import TOOLS as JUDGES
 from .judge import Certificate, ExactResult, Exchange, FeatureVerdict, certify, exact_best, why_not
 from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param, Requirements, Traits
+from .statistics import SufficientStatistics
 from .trace import Event, Recorder
 
 ALGORITHMS = REGISTRY.algorithms
@@ -42,10 +44,12 @@ __all__ = [
     "Recorder",
     "Requirements",
     "SelectionResult",
+    "SufficientStatistics",
     "Traits",
     "certify",
     "check_config",
     "exact_best",
     "select",
+    "select_from_statistics",
     "why_not",
 ]
