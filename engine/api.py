@@ -10,8 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .algorithms.common import Solution
-from .config import check_config
+from .config import Config, check_config
 from .judge.polish import HoldStop, polish_solution
+from .objectives.base import Objective
 from .registry import REGISTRY
 from .scaling import column_scale, scale_columns
 from .threads import small_products
@@ -157,6 +158,24 @@ def select(
     else:
         rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
     loss = obj_spec.factory(X, y, **config.objective_params)
+    return run_selection(
+        loss, config, rec, extra=extra, scale=scale, random_state=random_state, name=objective
+    )
+
+
+def run_selection(
+    loss: Objective,
+    config: Config,
+    rec: Recorder,
+    *,
+    extra: dict[str, Any],
+    scale: np.ndarray | None,
+    random_state: int | None,
+    name: str,
+) -> SelectionResult:
+    """Run a checked configuration on an objective already built (from rows, or from
+    sufficient statistics: ``engine.select_from_statistics``), polish included, and report
+    the result on the original scale of the columns (``scale``: the standardisation)."""
     rng = np.random.default_rng(random_state)
     start = time.perf_counter()
     cancelled = False
@@ -189,8 +208,8 @@ def select(
         trace=list(rec.events),
         n_steps=sum(e.kind in SUPPORT_CHANGING for e in rec.events),
         stop_reason=sol.stop_reason,
-        algorithm=algorithm,
-        objective_name=objective,
+        algorithm=config.algorithm.name,
+        objective_name=name,
         k=config.k,
         params=config.params,
         elapsed=elapsed,

@@ -19,16 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from .algorithms.common import Solution
-from .api import SelectionResult, _check_groups
+from .api import SelectionResult, _check_groups, run_selection
 from .config import Config, ConfigError, check_config
 from .cv.folds import Callback, FoldResult
 from .cv.plan import plan_cv, supports_by_k
 from .objectives.gram import GramLeastSquares
 from .registry import CAPABILITIES, REGISTRY
 from .statistics import SufficientStatistics, statistics_scale
-from .threads import small_products
-from .trace import SUPPORT_CHANGING, Recorder, RecorderCallback, StopRequested, final_support
+from .trace import Recorder, RecorderCallback, StopRequested
 
 __all__ = [
     "check_statistics_config",
@@ -131,35 +129,8 @@ def select_from_statistics(
     else:
         rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
     loss = GramLeastSquares(stats, fit_intercept=fit_intercept, scale=scale)
-    rng = np.random.default_rng(random_state)
-    start = time.perf_counter()
-    cancelled = False
-    try:
-        with small_products():
-            sol = config.algorithm.func(
-                loss, rec, k=config.k, rng=rng, **extra, **config.algorithm_params
-            )
-    except StopRequested as stop:
-        cancelled = True
-        sol = Solution.of(loss.fit_support(final_support(rec.events)), str(stop))
-        rec.stopped(sol.stop_reason, objective=sol.objective, support_size=len(sol.support))
-    elapsed = time.perf_counter() - start
-    return SelectionResult(
-        support=sol.support,
-        coef=sol.coef / scale if scale is not None else sol.coef,
-        intercept=float(sol.intercept),
-        objective=float(sol.objective),
-        trace=list(rec.events),
-        n_steps=sum(e.kind in SUPPORT_CHANGING for e in rec.events),
-        stop_reason=sol.stop_reason,
-        algorithm=algorithm,
-        objective_name=OBJECTIVE,
-        k=config.k,
-        params=config.params,
-        elapsed=elapsed,
-        cancelled=cancelled,
-        dense_params=sol.dense,
-        scale=scale,
+    return run_selection(
+        loss, config, rec, extra=extra, scale=scale, random_state=random_state, name=OBJECTIVE
     )
 
 
