@@ -113,7 +113,28 @@ class RunRetry(BaseRetryStrategy):
 def make_queue(info: str, **pool: Any) -> procrastinate.App:
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=info, **pool))
     app.task(name=TASK_NAME, queue=QUEUE_NAME, pass_context=True, retry=RunRetry())(run_task)
+    purge = app.task(name=PURGE_TASK, queue=QUEUE_NAME, pass_context=True)(purge_old_jobs)
+    app.periodic(cron=PURGE_CRON, periodic_id="purge")(purge)
     return app
+
+
+# Procrastinate keeps every finished job and its events until told otherwise; the runs table
+# holds what users see, so a finished job is only worth keeping a while for debugging.
+PURGE_TASK = "foba.purge"
+PURGE_CRON = "23 * * * *"  # hourly, off the hour
+KEEP_FINISHED_JOBS_HOURS = 24
+
+
+async def purge_old_jobs(context: procrastinate.JobContext, timestamp: int) -> None:
+    """Delete the queue's jobs (and their events) finished more than a day ago, whatever
+    their outcome; deferred by the workers' periodic scheduler."""
+    await context.app.job_manager.delete_old_jobs(
+        nb_hours=KEEP_FINISHED_JOBS_HOURS,
+        queue=None,
+        include_failed=True,
+        include_cancelled=True,
+        include_aborted=True,
+    )
 
 
 def defer_runs(app: procrastinate.App, session: Session, run_ids: Sequence[int]) -> None:
