@@ -3,17 +3,19 @@
 A SQLite write lock held longer than the busy timeout, a PostgreSQL connection dropped by a
 restart, a serialization failure or a deadlock: the same statement succeeds a moment later.
 Workers retry their writes with backoff (``retried``); the API answers 503 with Retry-After
-(``app.web.errors``).
-A statement cancelled by PostgreSQL's statement_timeout and a wait for a pooled connection
-that ran out are transient too: the database was slow, not the request wrong.
+(``app.web.errors``). A full disk is waited out too (its writes are refused, nothing is
+stored by halves), and the web process answers it 507. A statement cancelled by PostgreSQL's
+statement_timeout and a wait for a pooled connection that ran out are transient too: the
+database was slow, not the request wrong.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import ParamSpec, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -29,6 +31,7 @@ RETRY_AFTER_SECONDS = 2  # what clients are told to wait
 
 # serialization failure, deadlock, lock not available, statement timeout (query canceled),
 # admin/crash shutdown, cannot connect now
+DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _PG_TRANSIENT = {"40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03"}
 _SQLITE_TRANSIENT = ("database is locked", "database table is locked", "database is busy")
 
@@ -36,8 +39,36 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what it wraps (a DBAPI error's ``orig``) or was raised from, in turn."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
+
+
+def _says_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return (
+        "database or disk is full" in text
+        or "no space left on device" in text
+        or type(exc).__name__ == "DiskFull"  # psycopg's SQLSTATE 53100
+    )
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """The disk (or the database's) is full, wherever in the chain of causes it was said."""
+    return any(_says_disk_full(cause) for cause in causes(exc))
+
+
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, PoolTimeout):
+        return True
+    if is_disk_full(exc):  # space comes back (a log rotated, a volume grown): wait it out
         return True
     if not isinstance(exc, DBAPIError):
         return False

@@ -7,6 +7,8 @@ unavailable: 503). Extend it by adding a section there.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
@@ -17,19 +19,51 @@ from app.models import Dataset
 from app.storage import ArrayStore
 
 RANK = {"ok": 0, "degraded": 1, "unavailable": 2}
+# Below this much free space an upload or a run's trace may not fit: say so before writes fail.
+LOW_DISK_BYTES = 256 * 1024 * 1024
 
 
-def report(session: Session, backend: JobBackend, store: ArrayStore) -> tuple[dict[str, Any], int]:
+def report(
+    session: Session, backend: JobBackend, store: ArrayStore, data_dir: Path
+) -> tuple[dict[str, Any], int]:
     """The health document and its HTTP status."""
     try:
         ping(session)
     except Exception as exc:  # any failure means not ready; say which
-        return {"status": "unavailable", "database": str(exc)}, 503
+        return {"status": "unavailable", "database": _short(exc)}, 503
     body: dict[str, Any] = {"status": "ok", "database": "ok"}
     body["storage"] = storage_section(session, store)
+    body["disk"] = disk_section(data_dir)
     body["jobs"] = backend.describe()
-    body["status"] = max((body["status"], body["storage"]["status"]), key=RANK.__getitem__)
+    parts = (body["status"], body["storage"]["status"], body["disk"]["status"])
+    body["status"] = max(parts, key=RANK.__getitem__)
     return body, 503 if body["status"] == "unavailable" else 200
+
+
+def _short(exc: Exception) -> str:
+    """What failed, without the driver's or the pool's inner workings."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"unreachable: {first[:200]}"
+
+
+def disk_section(data_dir: Path) -> dict[str, Any]:
+    """Degraded when the data directory's disk is nearly full (writes would soon fail with
+    507): free and total bytes, so an operator sees how close it is."""
+    try:
+        usage = shutil.disk_usage(data_dir)
+    except OSError as exc:
+        return {"status": "degraded", "error": exc.strerror or "cannot read the disk's usage"}
+    low = usage.free < LOW_DISK_BYTES
+    section: dict[str, Any] = {
+        "status": "degraded" if low else "ok",
+        "free_bytes": usage.free,
+        "total_bytes": usage.total,
+    }
+    if low:
+        section["detail"] = (
+            "the data directory's disk is nearly full: free space before writes fail"
+        )
+    return section
 
 
 def storage_section(session: Session, store: ArrayStore) -> dict[str, Any]:

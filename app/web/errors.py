@@ -5,11 +5,9 @@ middleware that answers every exception nothing else handled (507 for a full dis
 
 from __future__ import annotations
 
-import errno
 import logging
 import re
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,7 +19,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.db.transient import RETRY_AFTER_SECONDS, is_transient
+from app.db.transient import RETRY_AFTER_SECONDS, causes, is_disk_full, is_transient
 from app.errors import AppError, Busy, json_safe
 from app.web.middleware import set_headers
 
@@ -29,40 +27,13 @@ log = logging.getLogger("app.errors")
 
 REQUEST_ID = "X-Request-ID"
 _CLIENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a caller's own id, if it is a tame one
-DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 
 
 TOO_BIG = "a number in the request is too large: ids, offsets and counts are at most 2^63 - 1"
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, then what it wraps (a DBAPI error's ``orig``) or was raised from, in turn."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = getattr(current, "orig", None) or current.__cause__ or current.__context__
-
-
 def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
-    return any(isinstance(cause, kind) for cause in _causes(exc))
-
-
-def _says_disk_full(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
-        return True
-    text = str(exc).lower()
-    return (
-        "database or disk is full" in text
-        or "no space left on device" in text
-        or type(exc).__name__ == "DiskFull"  # psycopg's SQLSTATE 53100
-    )
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """The disk (or the database's) is full, wherever in the chain of causes it was said."""
-    return any(_says_disk_full(cause) for cause in _causes(exc))
+    return any(isinstance(cause, kind) for cause in causes(exc))
 
 
 class Errors:
@@ -150,8 +121,8 @@ def _short(error: Any) -> Any:
 
 
 async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
-    if not is_transient(exc):
-        raise exc  # a bug or a broken database: the server error it is
+    if is_disk_full(exc) or not is_transient(exc):
+        raise exc  # a full disk (507) or a bug or a broken database (500): see Errors
     busy = Busy(
         "the database is busy or briefly unreachable; nothing was changed, send the request "
         f"again in {RETRY_AFTER_SECONDS} seconds",

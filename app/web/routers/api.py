@@ -30,10 +30,11 @@ health_router = APIRouter(tags=["health"])
 @health_router.get("/healthz", responses={503: {"description": "The database is unreachable."}})
 def healthz(request: Request, session: SessionDep, backend: BackendDep, store: StoreDep) -> Any:
     """Liveness and readiness: the database answers, every data set's arrays are in storage
-    (status "degraded" names the data sets whose arrays are lost), and the job workers'
-    state. Without the API key (on a server that has one) only the status: ok, degraded or
-    unavailable."""
-    body, status = health.report(session, backend, store)
+    (status "degraded" names the data sets whose arrays are lost), the data directory's disk
+    has room (degraded when nearly full), and the job workers' state. Without the API key (on
+    a server that has one) only the status: ok, degraded or unavailable."""
+    data_dir = request.app.state.settings.data_dir
+    body, status = health.report(session, backend, store, data_dir)
     if not request.state.authenticated:
         body = {"status": body["status"]}
     return JSONResponse(body, status_code=status)
