@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     max_upload_mb: float = Field(50.0, gt=0)
     max_columns: int = Field(2000, ge=2)
     max_json_kb: int = Field(1024, ge=1, description="Largest JSON request body.")
+    body_idle_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="A request body that stops arriving for this long is answered 408 (a "
+        "half-sent request would hold its connection for good).",
+    )
     max_line_kb: int = Field(
         1024, ge=1, description="Longest line of an uploaded CSV; a longer one is refused at once."
     )

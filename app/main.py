@@ -121,6 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         upload_path="/api/datasets",
         upload_bytes=settings.max_upload_bytes,
         other_bytes=settings.max_json_kb * 1024,
+        idle_seconds=settings.body_idle_seconds,
     )
     app.add_middleware(Options)
     app.add_middleware(Guard, settings=settings)

@@ -127,7 +127,7 @@ def app_process(
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # imports alone took 25 s on 2 loaded cores
         while True:
             try:
                 if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:

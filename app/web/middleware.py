@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+import anyio
 import fastapi.routing
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
@@ -126,14 +127,31 @@ def allowed_methods(scope: Scope) -> set[str]:
 FORM_OVERHEAD_BYTES = 64 * 1024
 
 
+BODY_IDLE_SECONDS = 30.0
+STALLED = (
+    "the request body stopped arriving for {seconds:g} seconds; send it again (a slow "
+    "connection is fine as long as the bytes keep coming)"
+)
+
+
 class BodyLimit:
+    """413 for a body past its limit, as it streams in; 408 for a body that stops arriving
+    for ``idle_seconds`` (a half-sent request)."""
+
     def __init__(
-        self, app: ASGIApp, *, upload_path: str, upload_bytes: int, other_bytes: int
+        self,
+        app: ASGIApp,
+        *,
+        upload_path: str,
+        upload_bytes: int,
+        other_bytes: int,
+        idle_seconds: float = BODY_IDLE_SECONDS,
     ) -> None:
         self.app = app
         self.upload_path = upload_path
         self.upload_bytes = upload_bytes
         self.other_bytes = other_bytes
+        self.idle_seconds = idle_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -153,7 +171,11 @@ class BodyLimit:
 
         async def counting_receive() -> Message:
             nonlocal received
-            event = await receive()
+            with anyio.move_on_after(self.idle_seconds) as wait:
+                event = await receive()
+            if wait.cancelled_caught:
+                # A client that stops sending half-way would hold the connection for good.
+                raise HTTPException(408, STALLED.format(seconds=self.idle_seconds))
             received += len(event.get("body", b""))
             if received > limit:
                 # Raised inside the app: FastAPI passes HTTPExceptions from body reading on
