@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -84,6 +85,13 @@ class Param:
                 value = float(value)
                 if not math.isfinite(value):
                     raise err
+                if value != 0.0 and abs(value) < sys.float_info.min:
+                    # A subnormal (nu = 1e-320): 1/nu overflows, nu * delta underflows to 0.
+                    raise ValueError(
+                        f"parameter {self.name!r} = {value!r} is closer to 0 than the smallest "
+                        f"normal number ({sys.float_info.min:.3g}); use {self.allowed()}, not a "
+                        "subnormal number"
+                    )
             if self.minimum is not None and (
                 value < self.minimum or (self.exclusive_minimum and value == self.minimum)
             ):

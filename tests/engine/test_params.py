@@ -302,3 +302,16 @@ def test_foba_returns_the_best_smaller_support_when_the_path_stops_short():
     assert len(res.support) == 1
     assert "never reached" in res.stop_reason
     assert res.objective == pytest.approx(ls_refit(Xr, yr, res.support)[2], rel=1e-10)
+
+
+def test_a_subnormal_float_parameter_is_refused_naming_the_smallest_normal() -> None:
+    import engine
+
+    with pytest.raises(engine.ConfigError, match="smallest normal number"):
+        engine.check_config(
+            "foba-obj", "least_squares", k=2, params={"nu": 1e-320}, n_samples=10, n_features=5
+        )
+    checked = engine.check_config(
+        "foba-obj", "least_squares", k=2, params={"nu": 1e-300}, n_samples=10, n_features=5
+    )
+    assert checked.params["nu"] == 1e-300
