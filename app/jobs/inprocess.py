@@ -95,7 +95,7 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
                 if held is None:
                     _wait(wake, config.poll_seconds)
                     continue
-                run_job(held.run_id, _context(config, db, store, held, stop))
+                run_job(held.run_id, _context(config, db, store, held, stop, parent))
             except Exception:  # the run's heartbeat stops with it, so it will be requeued
                 log.exception("worker %s: job failed outside the run", name)
                 _wait(wake, config.poll_seconds)
@@ -104,8 +104,18 @@ def worker_main(config: WorkerConfig, wake: Queue, stop: Event) -> None:
 
 
 def _context(
-    config: WorkerConfig, db: Engine, store: ArrayStore, held: lease.Claim, stop: Event
+    config: WorkerConfig,
+    db: Engine,
+    store: ArrayStore,
+    held: lease.Claim,
+    stop: Event,
+    parent: int,
 ) -> JobContext:
+    def stopping() -> bool:
+        # A server killed without stopping its workers must not leave one computing on,
+        # orphaned: its run stops at the next event or cancellation point.
+        return stop.is_set() or os.getppid() != parent
+
     return JobContext(
         db=db,
         store=store,
@@ -113,7 +123,7 @@ def _context(
         batch_events=config.batch_events,
         batch_seconds=config.batch_seconds,
         heartbeat_seconds=config.heartbeat_seconds,
-        shutdown=stop.is_set,
+        shutdown=stopping,
         max_run_seconds=config.max_run_seconds,
         max_run_memory_mb=config.max_run_memory_mb,
     )
