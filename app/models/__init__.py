@@ -18,6 +18,7 @@ from app.models.common import (
     RunStatus,
     ServerError,
     Task,
+    stored_id,
     utcnow,
 )
 from app.models.comparison import (
@@ -105,5 +106,6 @@ __all__ = [
     "TraceEvent",
     "TracePage",
     "UploadOptions",
+    "stored_id",
     "utcnow",
 ]
