@@ -46,4 +46,3 @@ def _gone(row: SQLModel) -> NotFound:
     identity = inspect(row).identity
     what = f"{type(row).__name__.lower()} {identity[0] if identity else ''}".strip()
     return NotFound(f"{what} does not exist (it was deleted meanwhile)")
-
