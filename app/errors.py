@@ -79,7 +79,7 @@ class InvalidInput(AppError):
         return cls(first.message, first.loc, also=[*first.also, *rest], **first.ctx)
 
     def entry(self) -> dict[str, Any]:
-        error = {"type": "value_error", "loc": self.loc, "msg": self.message}
+        error: dict[str, Any] = {"type": "value_error", "loc": self.loc, "msg": self.message}
         if self.ctx:
             error["ctx"] = self.ctx
         return error

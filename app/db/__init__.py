@@ -89,4 +89,4 @@ def _use_wal(cursor: Any, wait_seconds: float) -> None:
 
 def ping(session: Session) -> None:
     """Raise unless the database answers a trivial query."""
-    session.exec(text("SELECT 1"))
+    session.execute(text("SELECT 1"))  # exec() takes only selects

@@ -97,7 +97,8 @@ def retry(fn: Callable[[], T], seconds: float = RETRY_SECONDS) -> T:
         except Exception as exc:
             if not is_transient(exc) or time.monotonic() + delay > give_up:
                 raise
-            log.warning("transient database error, retrying in %.2f s: %s", delay, exc.orig)
+            cause = exc.orig if isinstance(exc, DBAPIError) else exc  # a pool timeout has none
+            log.warning("transient database error, retrying in %.2f s: %s", delay, cause)
             time.sleep(delay)
             delay = min(delay * 2, MAX_DELAY)
 

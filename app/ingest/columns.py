@@ -3,7 +3,7 @@ file, next to X and y, since they are arrays too) and turned into summaries on r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,15 +67,21 @@ def summaries(dataset: Dataset, stats: dict[str, np.ndarray]) -> list[ColumnSumm
         )
         for j, name in enumerate(dataset.feature_names)
     ]
-    target_type = "numeric" if dataset.task == Task.regression else "categorical"
+    target_type: Literal["numeric", "categorical"] = (
+        "numeric" if dataset.task == Task.regression else "categorical"
+    )
     target = _summary(dataset.target, "target", target_type, stats, dataset.n_features)
     return [*features, target]
 
 
 def _summary(
-    name: str, role: str, kind: str, stats: dict[str, np.ndarray], j: int
+    name: str,
+    role: Literal["feature", "target"],
+    kind: Literal["numeric", "categorical"],
+    stats: dict[str, np.ndarray],
+    j: int,
 ) -> ColumnSummary:
-    moments = {m: _finite(stats[f"col_{m}"][j]) for m in MOMENTS}
+    moments: dict[str, Any] = {m: _finite(stats[f"col_{m}"][j]) for m in MOMENTS}  # floats or None
     return ColumnSummary(
         name=name, role=role, type=kind, missing=int(stats["col_missing"][j]), **moments
     )

@@ -278,7 +278,7 @@ def _rows_kept(table: Table, features: list[int], target: int, policy: str) -> n
 def _feature_names(kept: list[str], one_hot: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     names, sources = [], []
     for name in kept:
-        for label in one_hot.get(name, [None]):  # type: ignore[list-item]
+        for label in one_hot.get(name, [None]):
             names.append(name if label is None else f"{name}={label}")
             sources.append(name)
     seen: set[str] = set()

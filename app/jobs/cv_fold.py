@@ -20,6 +20,7 @@ from sqlmodel import Session
 import engine
 from app import storage
 from app.db.transient import retry
+from app.errors import Conflict, NotFound
 from app.jobs.evaluation import fold_split
 from app.models import CVStudy, Dataset, Run
 from app.storage import ArrayStore
@@ -46,6 +47,8 @@ class FoldSpec:
         with Session(db) as session:
             study = session.get(CVStudy, run.cv_id)
             session.expunge_all()
+        if study is None:  # deleted meanwhile, with its folds
+            raise NotFound(f"cross-validation {run.cv_id} does not exist")
         plan = plan_cv(
             run.algorithm,
             run.objective,
@@ -90,6 +93,8 @@ def run_fold(
     run, dataset, study = spec.run, spec.dataset, spec.study
     arrays = retry(lambda: store.load(dataset.file))  # a database store may be busy
     X, y = storage.unpack_matrix(arrays), arrays["y"]
+    if run.cv_fold is None:
+        raise Conflict(f"run {run.id} is no fold of a cross-validation")
     train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
     try:
         result = fold_errors(

@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import col
 
 from app.db.transient import retried
 from app.jobs.run_errors import scrub
@@ -54,7 +55,7 @@ def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
     with db.begin() as conn:
         row = conn.execute(
             update(Run)
-            .where(Run.id == run_id, Run.status == RunStatus.queued)
+            .where(col(Run.id) == run_id, col(Run.status) == RunStatus.queued)
             .values(
                 status=RunStatus.running,
                 claim_token=token,
@@ -64,11 +65,11 @@ def claim(db: Engine, run_id: int, worker: str) -> Claim | None:
                 started_at=now,
                 progress=0.0,
             )
-            .returning(Run.attempt)
+            .returning(col(Run.attempt))
         ).first()
         if row is None:
             return None
-        conn.execute(delete(TraceEvent).where(TraceEvent.run_id == run_id))
+        conn.execute(delete(TraceEvent).where(col(TraceEvent.run_id) == run_id))
     return Claim(run_id=run_id, token=token, attempt=row.attempt)
 
 
@@ -88,7 +89,10 @@ def claim_next(db: Engine, worker: str) -> Claim | None:
 def _oldest_queued(db: Engine) -> int | None:
     with db.connect() as conn:
         return conn.execute(
-            select(Run.id).where(Run.status == RunStatus.queued).order_by(Run.id).limit(1)
+            select(col(Run.id))
+            .where(col(Run.status) == RunStatus.queued)
+            .order_by(col(Run.id))
+            .limit(1)
         ).scalar()
 
 
@@ -109,9 +113,9 @@ def beat(
     with db.begin() as conn:
         row = conn.execute(
             update(Run)
-            .where(Run.id == held.run_id, Run.claim_token == held.token)
+            .where(col(Run.id) == held.run_id, col(Run.claim_token) == held.token)
             .values(**values)
-            .returning(Run.cancel_requested)
+            .returning(col(Run.cancel_requested))
         ).first()
         if row is None:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
@@ -152,7 +156,9 @@ def finish(
         values["progress"] = 1.0
     with db.begin() as conn:
         updated = conn.execute(
-            update(Run).where(Run.id == held.run_id, Run.claim_token == held.token).values(**values)
+            update(Run)
+            .where(col(Run.id) == held.run_id, col(Run.claim_token) == held.token)
+            .values(**values)
         ).rowcount
         if updated == 0:
             raise LeaseLost(f"run {held.run_id} is no longer held by this worker")
@@ -167,7 +173,7 @@ def release(db: Engine, held: Claim) -> None:
     with db.begin() as conn:
         conn.execute(
             update(Run)
-            .where(Run.id == held.run_id, Run.claim_token == held.token)
+            .where(col(Run.id) == held.run_id, col(Run.claim_token) == held.token)
             .values(status=RunStatus.queued, claim_token=None, worker=None, progress=0.0)
         )
 
@@ -180,20 +186,20 @@ def cancel_folds(db: Engine, cv_id: int) -> None:
     with db.begin() as conn:
         conn.execute(
             update(Run)
-            .where(Run.cv_id == cv_id, Run.status == RunStatus.queued)
+            .where(col(Run.cv_id) == cv_id, col(Run.status) == RunStatus.queued)
             .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
         )
         conn.execute(
             update(Run)
-            .where(Run.cv_id == cv_id, Run.status.in_(ACTIVE))
+            .where(col(Run.cv_id) == cv_id, col(Run.status).in_(ACTIVE))
             .values(cancel_requested=True)
         )
 
 
 def requeue_stale(db: Engine, stale_after: float, max_attempts: int) -> int:
     """Recover the runs of dead workers; return how many went back to the queue."""
-    stale = (Run.status == RunStatus.running) & (
-        Run.heartbeat_at < utcnow() - timedelta(seconds=stale_after)
+    stale = (col(Run.status) == RunStatus.running) & (
+        col(Run.heartbeat_at) < utcnow() - timedelta(seconds=stale_after)
     )
     with db.begin() as conn:
         return _recover(conn, stale, max_attempts)
@@ -208,7 +214,7 @@ def take_over(db: Engine, run_id: int, worker: str, max_attempts: int) -> Claim 
     ``max_attempts``, or queued), then claimed. None when nothing is left to run.
     """
     with db.begin() as conn:
-        abandoned = (Run.id == run_id) & (Run.status == RunStatus.running)
+        abandoned = (col(Run.id) == run_id) & (col(Run.status) == RunStatus.running)
         _recover(conn, abandoned, max_attempts)
     return claim(db, run_id, worker)
 
@@ -220,12 +226,12 @@ def _recover(conn: Connection, abandoned: ColumnElement[bool], max_attempts: int
     ended = {"claim_token": None, "finished_at": now}
     conn.execute(
         update(Run)
-        .where(abandoned, Run.cancel_requested)
+        .where(abandoned, col(Run.cancel_requested))
         .values(status=RunStatus.cancelled, **ended)
     )
     conn.execute(
         update(Run)
-        .where(abandoned, Run.attempt >= max_attempts)
+        .where(abandoned, col(Run.attempt) >= max_attempts)
         .values(
             status=RunStatus.failed,
             error=f"its worker stopped responding on each of {max_attempts} attempts (killed,"

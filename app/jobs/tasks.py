@@ -24,9 +24,10 @@ from sqlmodel import Session
 import engine
 from app import storage
 from app.db.transient import is_transient, retried, retry
+from app.errors import NotFound
 from app.jobs import cv_fold, lease, limits, run_errors
 from app.jobs.evaluation import select_run, split_rows, summarise
-from app.models import Dataset, Run, RunResult, RunStatus
+from app.models import Dataset, Run, RunResult, RunStatus, stored_id
 from app.storage import ArrayStore
 from engine.trace import SUPPORT_CHANGING, Event
 
@@ -86,7 +87,11 @@ class JobSpec:
     def load(cls, db: Engine, run_id: int) -> JobSpec:
         with Session(db) as session:
             run = session.get(Run, run_id)
+            if run is None:  # deleted meanwhile
+                raise NotFound(f"run {run_id} does not exist")
             dataset = session.get(Dataset, run.dataset_id)
+            if dataset is None:
+                raise NotFound(f"data set {run.dataset_id} does not exist")
             session.expunge_all()
         return cls(run, dataset)
 
@@ -247,7 +252,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     except lease.LeaseLost:
         return None
     if fold is not None and status == RunStatus.failed:
-        lease.cancel_folds(ctx.db, job.run.cv_id)  # the study has failed: spare the others
+        lease.cancel_folds(ctx.db, stored_id(fold.study))  # the study failed: spare the others
     return status
 
 

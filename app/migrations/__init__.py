@@ -27,6 +27,7 @@ merging, renumber the later one and point its ``down_revision`` at the other.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,7 +57,10 @@ def config(connection: Connection | None = None) -> Config:
 
 
 def head() -> str:
-    return ScriptDirectory.from_config(config()).get_current_head()
+    current = ScriptDirectory.from_config(config()).get_current_head()
+    if current is None:
+        raise SchemaError(f"no migration found in {HERE}")
+    return current
 
 
 def prepare_schema(db: Engine, migrate: bool = True) -> str:
@@ -108,7 +112,7 @@ def _migration_connection(db: Engine) -> Iterator[Connection]:
     timeout_ms = _busy_timeout_ms(db)
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    def _connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         dbapi_connection.isolation_level = None
         dbapi_connection.execute(f"PRAGMA busy_timeout={timeout_ms}")
         dbapi_connection.execute("PRAGMA foreign_keys=OFF")

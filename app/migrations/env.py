@@ -6,7 +6,7 @@ application's) in the same database are left alone.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from alembic import context
 from sqlmodel import SQLModel
@@ -15,11 +15,11 @@ from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
 from app import db  # noqa: F401  (imports the models: their tables on SQLModel.metadata)
 
 
-def _ours(name: str | None, type_: str, _parents: dict) -> bool:
+def _ours(name: str | None, type_: str, _parents: object) -> bool:
     return type_ != "table" or name in SQLModel.metadata.tables
 
 
-def _plain_types(type_: str, obj: Any, _context: Any) -> str | bool:
+def _plain_types(type_: str, obj: Any, _context: Any) -> str | Literal[False]:
     """Revisions name SQLAlchemy's own types (SQLModel's decorators store as these)."""
     if type_ == "type" and isinstance(obj, AutoString):
         return f"sa.String(length={obj.length})" if obj.length else "sa.String()"

@@ -18,6 +18,7 @@ from app.models.common import (
     RunStatus,
     ServerError,
     Task,
+    stored_id,
     utcnow,
 )
 from app.models.comparison import (
@@ -107,5 +108,6 @@ __all__ = [
     "TracePage",
     "UploadOptions",
     "WebSession",
+    "stored_id",
     "utcnow",
 ]

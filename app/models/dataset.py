@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import field_validator
 from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
+from sqlmodel._compat import SQLModelConfig
 
 from app.models.common import NO_ID_REUSE, Task, utcnow
 from app.models.fields import ID_TYPE, MAX_SEED, STRICT, Request
@@ -39,7 +40,7 @@ class Dataset(SQLModel, table=True):
 class UploadOptions(Request):
     """Form fields sent with a CSV upload (the file itself travels in the field ``file``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = SQLModelConfig(extra="forbid")
 
     target: str = Field(description="Name of the column to predict.")
     features: str | None = Field(

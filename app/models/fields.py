@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AllowInfNan, ConfigDict, Strict, field_validator
+from pydantic import AllowInfNan, Strict, field_validator
 from sqlalchemy import BigInteger, Integer
 from sqlmodel import SQLModel
+from sqlmodel._compat import SQLModelConfig
 
 # Integers clients send are bounded: the databases store 64-bit integers (a larger id names
 # nothing, and would not even reach the query), seeds are 32-bit (what every RNG takes).
@@ -14,7 +15,9 @@ MAX_ID = 2**63 - 1
 MAX_SEED = 2**32 - 1
 MAX_K = 2**31 - 1
 # What clients send is taken as it is typed: true is not 1, "5" is not 5, NaN is no fraction.
-STRICT = ConfigDict(extra="forbid", strict=True)
+# SQLModelConfig is the ConfigDict that SQLModel declares its model_config to be (its own module
+# is private, the type is not exported elsewhere): a plain ConfigDict is not assignable to it.
+STRICT = SQLModelConfig(extra="forbid", strict=True)
 Fraction = Annotated[float, Strict(), AllowInfNan(False)]
 
 # Ids (and trace steps) are 64-bit on PostgreSQL, as the API allows ids up to MAX_ID: a 32-bit

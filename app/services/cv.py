@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
 from app.errors import Conflict, InvalidInput, NotFound
@@ -29,6 +29,7 @@ from app.models import (
     RunConfig,
     RunStatus,
     Task,
+    stored_id,
 )
 from app.models.cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
 from app.services import catalog, idempotency
@@ -107,13 +108,13 @@ def submit_cv(
     a repeated Idempotency-Key returns the study its first use made."""
     request_hash = idempotency.digest("cv", body)
     if seen := idempotency.lookup(session, key, request_hash):
-        return get_study(session, seen.cv_id)
+        return get_study(session, idempotency.created(seen.cv_id, key))
     dataset = _dataset(session, body.dataset_id)
     plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
     _check_classes(store, dataset, plan, body)
     params = plan.params
     study = CVStudy(
-        dataset_id=dataset.id,
+        dataset_id=stored_id(dataset),
         algorithm=body.algorithm,
         objective=body.objective,
         k_max=plan.k_max,
@@ -130,7 +131,7 @@ def submit_cv(
         session.flush()
         folds = [
             Run(
-                dataset_id=dataset.id,
+                dataset_id=stored_id(dataset),
                 algorithm=body.algorithm,
                 objective=body.objective,
                 k=plan.k_max,
@@ -145,15 +146,14 @@ def submit_cv(
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, cv_id=study.id))
         session.flush()  # a repeated key fails here, before any job is queued
-        backend.enqueue(session, [run.id for run in folds])  # every fold's job, or none
+        backend.enqueue(session, [stored_id(run) for run in folds])  # every fold's job, or none
         session.commit()
     except IntegrityError:  # the same key used concurrently, or the data set deleted meanwhile
         session.rollback()
-        return get_study(
-            session, idempotency.winner(session, key, request_hash, body.dataset_id).cv_id
-        )
+        seen = idempotency.winner(session, key, request_hash, body.dataset_id)
+        return get_study(session, idempotency.created(seen.cv_id, key))
     for run in folds:
-        backend.submit(run.id)
+        backend.submit(stored_id(run))
     return study
 
 
@@ -167,13 +167,20 @@ def get_study(session: Session, cv_id: int) -> CVStudy:
     return study
 
 
+def _study_dataset(session: Session, study: CVStudy) -> Dataset:
+    dataset = session.get(Dataset, study.dataset_id)
+    if dataset is None:  # deleted meanwhile, and the study with it
+        raise NotFound(f"cross-validation {study.id} does not exist")
+    return dataset
+
+
 def fold_runs(session: Session, cv_id: int) -> list[Run]:
-    return list(session.exec(select(Run).where(Run.cv_id == cv_id).order_by(Run.cv_fold)))
+    return list(session.exec(select(Run).where(col(Run.cv_id) == cv_id).order_by(col(Run.cv_fold))))
 
 
 def list_studies(session: Session, dataset_id: int, limit: int = 20) -> list[CVStudy]:
-    query = select(CVStudy).where(CVStudy.dataset_id == dataset_id)
-    return list(session.exec(query.order_by(CVStudy.id.desc()).limit(limit)))
+    query = select(CVStudy).where(col(CVStudy.dataset_id) == dataset_id)
+    return list(session.exec(query.order_by(col(CVStudy.id).desc()).limit(limit)))
 
 
 def status_of(folds: list[Run]) -> RunStatus:
@@ -211,8 +218,8 @@ def _fold(run: Run, n_rows: int, n_folds: int) -> CVFold:
     n_test = len(range(run.cv_fold or 0, n_rows, n_folds))  # kfold deals rows round-robin
     return CVFold(
         fold=run.cv_fold or 0,
-        run_id=run.id,
-        status=run.status,
+        run_id=stored_id(run),
+        status=RunStatus(run.status),
         progress=run.progress,
         n_train=result.n_train if result else n_rows - n_test,
         n_test=result.n_test if result else n_test,
@@ -222,8 +229,8 @@ def _fold(run: Run, n_rows: int, n_folds: int) -> CVFold:
 
 
 def public(session: Session, study: CVStudy) -> CVPublic:
-    folds = fold_runs(session, study.id)
-    dataset = session.get(Dataset, study.dataset_id)
+    folds = fold_runs(session, stored_id(study))
+    dataset = _study_dataset(session, study)
     final = session.get(Run, study.final_run_id) if study.final_run_id else None
     failed = next((r for r in folds if r.status == RunStatus.failed), None)
     return CVPublic(
@@ -277,7 +284,7 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
         record_candidates=body.record_candidates,
         standardize=study.standardize,
     )
-    dataset = session.get(Dataset, study.dataset_id)
+    dataset = _study_dataset(session, study)
     params = run_service.validate_config(config, dataset)
     run = Run(
         dataset_id=study.dataset_id,
@@ -293,15 +300,15 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
     session.flush()
     study.final_run_id = run.id
     session.add(study)
-    backend.enqueue(session, [run.id])
+    backend.enqueue(session, [stored_id(run)])
     session.commit()
-    backend.submit(run.id)
+    backend.submit(stored_id(run))
     return run
 
 
 def cancel_study(session: Session, cv_id: int) -> CVStudy:
     """Cancel the folds still queued (at once) or running (at their next event)."""
     study = get_study(session, cv_id)
-    lease.cancel_folds(session.get_bind(), cv_id)
+    lease.cancel_folds(session.get_bind().engine, cv_id)  # the Engine's engine is itself
     session.expire_all()  # the folds changed in another transaction
     return study

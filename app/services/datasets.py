@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-import scipy.sparse as sp
 from sqlalchemy import delete, exists, func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app import storage
 from app.config import Settings
@@ -39,6 +38,7 @@ from app.models import (
     Run,
     Task,
     UploadOptions,
+    stored_id,
 )
 from app.services import catalog
 from app.services.updates import apply_update
@@ -120,6 +120,7 @@ def create_from_upload(
                 "dropped_rows": parsed.dropped_rows,
                 **parsed.meta,
             },
+            file="",  # the array store's key: _store sets it once the arrays are saved
         )
         stats = columns.column_stats(parsed.X, parsed.y, parsed.task, parsed.missing)
         arrays = {"X": parsed.X, "y": parsed.y, **stats}
@@ -193,6 +194,7 @@ def create_from_problem(
         true_support=None if problem.support is None else [int(j) for j in problem.support],
         meta={"generator": problem.name, **json_safe(problem.meta)},
         sample_key=sample_key,
+        file="",  # the array store's key: _store sets it once the arrays are saved
     )
     arrays = {
         **storage.pack_matrix(problem.X),
@@ -251,7 +253,7 @@ def json_safe(value: Any, most: int = 1000) -> Any:
 
 
 def list_datasets(session: Session, offset: int, limit: int) -> list[Dataset]:
-    return list(session.exec(select(Dataset).order_by(Dataset.id).offset(offset).limit(limit)))
+    return list(session.exec(select(Dataset).order_by(col(Dataset.id)).offset(offset).limit(limit)))
 
 
 def get_dataset(session: Session, dataset_id: int) -> Dataset:
@@ -277,11 +279,11 @@ def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> Dat
     arrays = store.load(dataset.file)
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     rows = X[offset : offset + limit]
-    rows = rows.toarray() if sp.issparse(rows) else rows
+    rows = rows if isinstance(rows, np.ndarray) else rows.toarray()  # dense or CSR
     labels = y[offset : offset + limit]
     targets = [dataset.classes[int(v)] for v in labels] if dataset.classes else labels.tolist()
     return DatasetPreview(
-        dataset_id=dataset.id,
+        dataset_id=stored_id(dataset),
         offset=offset,
         total=dataset.n_samples,
         columns=[*dataset.feature_names, dataset.target],
@@ -308,10 +310,10 @@ def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:
     def count(model: Any, *where: Any) -> int:
         return session.exec(select(func.count()).select_from(model).where(*where)).one()
 
-    runs = (Run.dataset_id == dataset_id, Run.cv_id.is_(None))
+    runs = (Run.dataset_id == dataset_id, col(Run.cv_id).is_(None))
     return {
         "runs": count(Run, *runs),
-        "active": count(Run, Run.dataset_id == dataset_id, Run.status.in_(ACTIVE)),
+        "active": count(Run, Run.dataset_id == dataset_id, col(Run.status).in_(ACTIVE)),
         "comparisons": count(Comparison, Comparison.dataset_id == dataset_id),
         "cv": count(CVStudy, CVStudy.dataset_id == dataset_id),
     }
@@ -328,8 +330,8 @@ def sweep_orphans(session: Session, store: ArrayStore, grace_seconds: float = 36
 def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None:
     """Delete unless a queued or running run uses it (one statement: no race with submits)."""
     dataset = get_dataset(session, dataset_id)
-    busy = exists().where(Run.dataset_id == dataset_id, Run.status.in_(ACTIVE))
-    deleted = session.exec(delete(Dataset).where(Dataset.id == dataset_id, ~busy)).rowcount
+    busy = exists().where(col(Run.dataset_id) == dataset_id, col(Run.status).in_(ACTIVE))
+    deleted = session.exec(delete(Dataset).where(col(Dataset.id) == dataset_id, ~busy)).rowcount
     session.commit()
     if deleted == 0:
         if session.exec(select(Dataset.id).where(Dataset.id == dataset_id)).first() is None:

@@ -70,7 +70,7 @@ def storage_section(session: Session, store: ArrayStore) -> dict[str, Any]:
     """Degraded when data sets name arrays the store no longer holds (by data set id: the
     keys and paths stay inside)."""
     rows = session.exec(select(Dataset.id, Dataset.file))
-    owners = {file: dataset_id for dataset_id, file in rows}
+    owners = {file: dataset_id for dataset_id, file in rows if dataset_id is not None}
     lost = sorted(owners[key] for key in store.missing(owners))
     return {
         "kind": store.kind,

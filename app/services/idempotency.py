@@ -37,6 +37,18 @@ def lookup(session: Session, key: str | None, request_hash: str) -> IdempotencyK
     return found
 
 
+def created(made_id: int | None, key: str | None) -> int:
+    """The id of what the first request under ``key`` created (the key's run_id, comparison_id
+    or cv_id for the digest's scope; None only when it served another kind of request)."""
+    if made_id is None:
+        raise InvalidInput(
+            f"{HEADER} {key!r} was already used for a different request; send a new key with "
+            "a new request",
+            loc=("header", HEADER.lower()),
+        )
+    return made_id
+
+
 def winner(session: Session, key: str | None, request_hash: str, dataset_id: int) -> IdempotencyKey:
     """After a failed insert: the concurrent submit that used the same key, if that was it."""
     seen = lookup(session, key, request_hash)

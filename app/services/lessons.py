@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from app.jobs.backend import JobBackend
-from app.models import Dataset, IdempotencyKey, Run, RunCreate
+from app.models import Dataset, IdempotencyKey, Run, RunCreate, stored_id
 from app.services import runs as run_service
 from app.services.datasets import create_from_problem
 from app.storage import ArrayStore
@@ -188,7 +188,7 @@ def state(session: Session, lesson: Lesson) -> LessonState:
     for i, spec in enumerate(lesson.runs):
         run = None
         if dataset is not None:
-            key = session.get(IdempotencyKey, lesson.run_key(dataset.id, i))
+            key = session.get(IdempotencyKey, lesson.run_key(stored_id(dataset), i))
             run = session.get(Run, key.run_id) if key and key.run_id else None
         found.append((spec, run))
     return LessonState(lesson, dataset, found)
@@ -215,7 +215,7 @@ def start(session: Session, backend: JobBackend, store: ArrayStore, lesson: Less
     for i, spec in enumerate(lesson.runs):
         # As in the papers the lessons retell: the columns as given (they are on one scale).
         body = RunCreate(
-            dataset_id=dataset.id, record_candidates=True, standardize=False, **spec.config
+            dataset_id=stored_id(dataset), record_candidates=True, standardize=False, **spec.config
         )
-        run_service.submit_run(session, backend, store, body, lesson.run_key(dataset.id, i))
+        run_service.submit_run(session, backend, store, body, lesson.run_key(body.dataset_id, i))
     return state(session, lesson)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete, exists, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app.errors import Conflict, InvalidInput, NotFound
 from app.models import (
@@ -21,6 +21,7 @@ from app.models import (
     CVStudy,
     Run,
     RunUpdate,
+    stored_id,
 )
 from app.services.runs import get_comparison, get_run, get_selection_run
 from app.services.updates import apply_update
@@ -46,26 +47,33 @@ def delete_run(session: Session, run_id: int) -> None:
             "with its cross-validation, not alone"
         )
     comparisons = set(
-        session.exec(select(ComparisonRun.comparison_id).where(ComparisonRun.run_id == run_id))
+        session.exec(
+            select(col(ComparisonRun.comparison_id)).where(col(ComparisonRun.run_id) == run_id)
+        )
     )
     if run.comparison_id is not None:
         comparisons.add(run.comparison_id)
     # One statement: a run cannot start between the check and the deletion.
-    deleted = session.exec(delete(Run).where(Run.id == run_id, Run.status.not_in(ACTIVE))).rowcount
+    deleted = session.exec(
+        delete(Run).where(col(Run.id) == run_id, col(Run.status).not_in(ACTIVE))
+    ).rowcount
     if deleted == 0:
         session.rollback()
-        if session.get(Run, run_id) is None:
+        current = session.get(Run, run_id)
+        if current is None:
             raise NotFound(f"run {run_id} does not exist")  # deleted meanwhile
         raise Conflict(
-            f"run {run_id} is {session.get(Run, run_id).status}; cancel it first "
+            f"run {run_id} is {current.status}; cancel it first "
             f"(POST /api/runs/{run_id}/cancel), then delete it"
         )
     # A cross-validation's final run has no foreign key (runs point to studies): unset it.
-    session.exec(update(CVStudy).where(CVStudy.final_run_id == run_id).values(final_run_id=None))
+    session.exec(
+        update(CVStudy).where(col(CVStudy.final_run_id) == run_id).values(final_run_id=None)
+    )
     if comparisons:
-        owned = exists().where(Run.comparison_id == Comparison.id)
-        linked = exists().where(ComparisonRun.comparison_id == Comparison.id)
-        session.exec(delete(Comparison).where(Comparison.id.in_(comparisons), ~owned, ~linked))
+        owned = exists().where(col(Run.comparison_id) == Comparison.id)
+        linked = exists().where(col(ComparisonRun.comparison_id) == Comparison.id)
+        session.exec(delete(Comparison).where(col(Comparison.id).in_(comparisons), ~owned, ~linked))
     session.commit()
 
 
@@ -76,7 +84,7 @@ def comparison_from_runs(session: Session, body: ComparisonFromRuns) -> Comparis
     loc = ("body", "run_ids")
     if len(ids) < 2:
         raise InvalidInput("give at least two different runs to compare", loc=loc)
-    runs = {r.id: r for r in session.exec(select(Run).where(Run.id.in_(ids)))}
+    runs = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_(ids)))}
     if missing := [i for i in ids if i not in runs]:
         raise InvalidInput(f"no run {_ids(missing)}", loc=loc)
     if folds := [i for i in ids if runs[i].cv_id is not None]:
@@ -97,14 +105,14 @@ def comparison_from_runs(session: Session, body: ComparisonFromRuns) -> Comparis
     session.add(comparison)
     try:
         session.flush()
-        session.add_all(ComparisonRun(comparison_id=comparison.id, run_id=i) for i in ids)
+        session.add_all(ComparisonRun(comparison_id=stored_id(comparison), run_id=i) for i in ids)
         session.commit()
     except IntegrityError:  # a run was deleted meanwhile
         session.rollback()
         raise InvalidInput(
             "a run was deleted while the comparison was made; try again", loc=loc
         ) from None
-    return get_comparison(session, comparison.id)
+    return get_comparison(session, stored_id(comparison))
 
 
 def _ids(ids: list[int]) -> str:

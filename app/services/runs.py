@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
 from app.errors import Conflict, InvalidInput, NotFound
@@ -33,6 +33,7 @@ from app.models import (
     SplitOptions,
     TraceEvent,
     TracePage,
+    stored_id,
     utcnow,
 )
 from app.services import catalog, idempotency
@@ -97,7 +98,7 @@ def _new_run(
     dataset: Dataset, config: RunConfig, params: dict[str, Any], split: SplitOptions
 ) -> Run:
     return Run(
-        dataset_id=dataset.id,
+        dataset_id=stored_id(dataset),
         algorithm=config.algorithm,
         objective=config.objective,
         k=config.k,
@@ -117,7 +118,7 @@ def submit_run(
 ) -> Run:
     request_hash = idempotency.digest("run", body)
     if seen := idempotency.lookup(session, key, request_hash):
-        return get_run(session, seen.run_id)
+        return get_run(session, idempotency.created(seen.run_id, key))
     dataset = _dataset(session, body.dataset_id)
     n_train = _training_rows(store, dataset, body)
     run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
@@ -127,14 +128,13 @@ def submit_run(
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, run_id=run.id))
             session.flush()  # a repeated key fails here, before any job is queued
-        backend.enqueue(session, [run.id])
+        backend.enqueue(session, [stored_id(run)])
         session.commit()
     except IntegrityError:
         session.rollback()
-        return get_run(
-            session, idempotency.winner(session, key, request_hash, body.dataset_id).run_id
-        )
-    backend.submit(run.id)
+        seen = idempotency.winner(session, key, request_hash, body.dataset_id)
+        return get_run(session, idempotency.created(seen.run_id, key))
+    backend.submit(stored_id(run))
     return run
 
 
@@ -147,7 +147,7 @@ def submit_comparison(
 ) -> ComparisonPublic:
     request_hash = idempotency.digest("comparison", body)
     if seen := idempotency.lookup(session, key, request_hash):
-        return get_comparison(session, seen.comparison_id)
+        return get_comparison(session, idempotency.created(seen.comparison_id, key))
     dataset = _dataset(session, body.dataset_id)
     n_train = _training_rows(store, dataset, body)
     runs = [
@@ -156,7 +156,7 @@ def submit_comparison(
         )
         for i, config in enumerate(body.runs)
     ]
-    comparison = Comparison(dataset_id=dataset.id, name=body.name)
+    comparison = Comparison(dataset_id=stored_id(dataset), name=body.name)
     session.add(comparison)
     try:
         session.flush()
@@ -168,15 +168,15 @@ def submit_comparison(
                 IdempotencyKey(key=key, request_hash=request_hash, comparison_id=comparison.id)
             )
         session.flush()
-        backend.enqueue(session, [run.id for run in runs])  # all the runs' jobs, or none
+        backend.enqueue(session, [stored_id(run) for run in runs])  # all the runs' jobs, or none
         session.commit()
     except IntegrityError:
         session.rollback()
         winner = idempotency.winner(session, key, request_hash, body.dataset_id)
-        return get_comparison(session, winner.comparison_id)
+        return get_comparison(session, idempotency.created(winner.comparison_id, key))
     for run in runs:
-        backend.submit(run.id)
-    return get_comparison(session, comparison.id)
+        backend.submit(stored_id(run))
+    return get_comparison(session, stored_id(comparison))
 
 
 # --------------------------------------------------------------------------- reading
@@ -209,12 +209,12 @@ def list_runs(
     limit: int,
 ) -> list[Run]:
     # The folds of a cross-validation are read through their study, not listed as runs.
-    query = select(Run).where(Run.cv_id.is_(None)).order_by(Run.id.desc())
+    query = select(Run).where(col(Run.cv_id).is_(None)).order_by(col(Run.id).desc())
     query = query.offset(offset).limit(limit)
     if dataset_id is not None:
-        query = query.where(Run.dataset_id == dataset_id)
+        query = query.where(col(Run.dataset_id) == dataset_id)
     if status is not None:
-        query = query.where(Run.status == status)
+        query = query.where(col(Run.status) == status)
     return list(session.exec(query))
 
 
@@ -223,11 +223,13 @@ def get_comparison(session: Session, comparison_id: int) -> ComparisonPublic:
     if comparison is None:
         raise NotFound(f"comparison {comparison_id} does not exist")
     # Its own runs (those it queued) and those it was made from later (linked).
-    linked = select(ComparisonRun.run_id).where(ComparisonRun.comparison_id == comparison_id)
+    linked = select(col(ComparisonRun.run_id)).where(
+        col(ComparisonRun.comparison_id) == comparison_id
+    )
     runs = session.exec(
         select(Run)
-        .where(or_(Run.comparison_id == comparison_id, Run.id.in_(linked)))
-        .order_by(Run.id)
+        .where(or_(col(Run.comparison_id) == comparison_id, col(Run.id).in_(linked)))
+        .order_by(col(Run.id))
     )
     return ComparisonPublic(
         **comparison.model_dump(),
@@ -242,13 +244,13 @@ def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePa
     run = get_run(session, run_id)
     rows = session.exec(
         select(TraceEvent)
-        .where(TraceEvent.run_id == run_id, TraceEvent.step > after)
-        .order_by(TraceEvent.step)
+        .where(col(TraceEvent.run_id) == run_id, col(TraceEvent.step) > after)
+        .order_by(col(TraceEvent.step))
         .limit(limit)
     ).all()
     return TracePage(
         run_id=run_id,
-        status=run.status,
+        status=RunStatus(run.status),
         attempt=run.attempt,
         progress=run.progress,
         cancel_requested=run.cancel_requested,
@@ -261,7 +263,9 @@ def read_trace(session: Session, run_id: int, after: int, limit: int) -> TracePa
 def trace_events(session: Session, run_id: int) -> list[Event]:
     """Every stored event of a run in step order (the pages chart whole traces)."""
     rows = session.exec(
-        select(TraceEvent.data).where(TraceEvent.run_id == run_id).order_by(TraceEvent.step)
+        select(TraceEvent.data)
+        .where(col(TraceEvent.run_id) == run_id)
+        .order_by(col(TraceEvent.step))
     )
     return [Event.from_dict(data) for data in rows]
 
@@ -277,12 +281,12 @@ def cancel_run(session: Session, run_id: int) -> Run:
     now = utcnow()
     session.exec(
         update(Run)
-        .where(Run.id == run_id, Run.status == RunStatus.queued)
+        .where(col(Run.id) == run_id, col(Run.status) == RunStatus.queued)
         .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=now)
     )
     session.exec(
         update(Run)
-        .where(Run.id == run_id, Run.status == RunStatus.running)
+        .where(col(Run.id) == run_id, col(Run.status) == RunStatus.running)
         .values(cancel_requested=True)
     )
     session.commit()

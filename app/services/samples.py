@@ -6,6 +6,7 @@ processes at once, stores it once.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ def samples() -> Iterator[Sample]:
                 f"generator:{name}:0",
                 name,
                 "generator",
-                lambda name=name: generators.generate(name, random_state=0),
+                functools.partial(generators.generate, name, random_state=0),
             )
     # Bundled real data sets arrive with a later engine version.
     list_bundled = getattr(generators, "list_bundled", None)
@@ -60,7 +61,7 @@ def samples() -> Iterator[Sample]:
                 f"bundled:{name}",
                 entry.get("title") or name,
                 "bundled",
-                lambda name=name: load_bundled(name),
+                functools.partial(load_bundled, name),
                 entry.get("target") or "y",
             )
 

@@ -58,7 +58,8 @@ class ArrayStore(Protocol):
 
 
 def write_npz(arrays: Arrays, fh: IO[bytes]) -> None:
-    np.savez(fh, **arrays)
+    # numpy's stub: **kwds would also fill savez's allow_pickle: bool, which no key of ours names.
+    np.savez(fh, **arrays)  # type: ignore[arg-type]
 
 
 def read_npz(fh: IO[bytes], keys: Iterable[str] | None) -> Arrays:

@@ -25,7 +25,7 @@ from app.models import ArrayChunk
 from app.storage.base import Arrays, ArraysMissing, read_npz, write_npz
 
 CHUNK_BYTES = 1 << 20
-_TABLE = ArrayChunk.__table__
+_TABLE = ArrayChunk.metadata.tables["array_chunks"]  # its __table__, which SQLModel leaves untyped
 _IN_LIST = 500  # keys per IN (...) of a health check
 
 

@@ -340,6 +340,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         # A write on the cookie alone: it must prove it came from one of our pages.
+        assert sid is not None  # a request with neither key nor session was refused above
         expected = keys.csrf_token(sid)
         given = headers.get(CSRF_HEADER)
         replay = None

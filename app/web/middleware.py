@@ -5,6 +5,7 @@ are read. (Unexpected errors and the request id: ``app.web.errors``.)"""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import anyio
 import fastapi.routing
@@ -96,7 +97,7 @@ class Options:
         await self.app(scope, receive, send_allow)
 
 
-def _routes(app: object) -> list[object]:
+def _routes(app: object) -> list[Any]:
     """Every route with its full path, methods and path_regex (FastAPI >= 0.120 keeps
     included routers whole; older versions list their routes flat)."""
     flatten = getattr(fastapi.routing, "iter_route_contexts", None)

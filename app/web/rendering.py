@@ -125,8 +125,9 @@ def static_files() -> StaticAssets:
 _MACHINE_PATHS = ("/api", "/static", "/healthz", "/openapi.json")
 
 
-async def unknown_url(request: Request, exc: StarletteHTTPException) -> Response:
+async def unknown_url(request: Request, exc: Exception) -> Response:
     """An unknown URL opened in a browser gets the HTML 404 page; the API keeps its JSON."""
+    assert isinstance(exc, StarletteHTTPException)  # the exception class it is installed for
     wants_html = "text/html" in request.headers.get("accept", "")
     if exc.status_code == 404 and wants_html and not request.url.path.startswith(_MACHINE_PATHS):
         context = {"message": f"There is no page at {request.url.path}.", "status": 404}

@@ -252,7 +252,7 @@ def describe(db: Engine) -> dict[str, Any]:
                 " LEFT JOIN foba_queue_workers h ON h.worker_id = w.id ORDER BY w.id"
             )
         ).all()
-        counts = dict(
+        counts: dict[str, int] = dict(
             conn.execute(
                 text(
                     "SELECT status::text, count(*) FROM procrastinate_jobs"

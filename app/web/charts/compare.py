@@ -24,7 +24,7 @@ from app.web.charts.style import (
 @dataclass
 class Series:
     label: str
-    x: list[float]
+    x: Sequence[float]
     y: list[float | None]
 
 

@@ -231,7 +231,7 @@ def objective_step_layout(title: str) -> dict[str, Any]:
 
 
 def _event_markers(
-    events: Sequence[Event], xs: Sequence[float], values: Sequence[float], hover: str
+    events: Sequence[Event], xs: Sequence[float], values: Sequence[float | None], hover: str
 ) -> list[dict[str, Any]]:
     """One marker trace per support-changing kind (add, remove, swap) at (xs, values); each
     point carries its step as customdata. ``hover`` is a Plotly template in which ``{label}``

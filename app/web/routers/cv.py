@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
 
 from app.models import Message, RunPublic
@@ -11,7 +13,7 @@ from app.web.deps import BackendDep, Id, SessionDep, StoreDep
 from app.web.routers.runs import IdempotencyKey
 
 router = APIRouter(tags=["cross-validation"])
-NOT_FOUND = {404: {"model": Message}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message}}
 
 
 @router.post("/cv", status_code=202, response_model=CVPublic)

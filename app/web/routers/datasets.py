@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
 from pydantic import Field
@@ -23,7 +23,7 @@ from app.web.deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGa
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
-READ = {
+READ: dict[int | str, dict[str, Any]] = {
     404: {"model": Message},
     410: {
         "model": Message,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -34,8 +34,8 @@ IdempotencyKey = Annotated[
         description="Repeating a submit with the same key returns the first submit's result.",
     ),
 ]
-NOT_FOUND = {404: {"model": Message}}
-SUBMIT = {
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message}}
+SUBMIT: dict[int | str, dict[str, Any]] = {
     410: {
         "model": Message,
         "description": "The data set's stored arrays are lost (a test split reads them).",

@@ -104,7 +104,7 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
             "roc": recovery.roc_figure(rocs) if truth is not None else None,
             "time": compare_charts.time_figure(
                 [labels[r.id] for r in finished],
-                [r.result.engine_seconds for r in finished],
+                [r.result.engine_seconds for r in finished if r.result is not None],
                 [r.run_seconds for r in finished],
                 title="Time per run",
             ),

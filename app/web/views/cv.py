@@ -7,7 +7,7 @@ from typing import Any
 from sqlmodel import Session
 
 import engine
-from app.models import ACTIVE, Dataset, Run
+from app.models import ACTIVE, Dataset, Run, stored_id
 from app.services import catalog
 from app.services import cv as cv_service
 from app.services import datasets as dataset_service
@@ -69,7 +69,7 @@ def dataset_studies(session: Session, dataset_id: int) -> list[dict[str, Any]]:
     """The data set's cross-validations, newest first, with their status and chosen k."""
     out = []
     for study in cv_service.list_studies(session, dataset_id, limit=10):
-        folds = cv_service.fold_runs(session, study.id)
+        folds = cv_service.fold_runs(session, stored_id(study))
         summary = cv_service.curve(study, folds)
         out.append(
             {

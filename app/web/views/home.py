@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
 from app.errors import NotFound
@@ -69,7 +69,7 @@ def home(session: Session, generator: str | None) -> dict[str, Any]:
         "datasets_by_id": {ds.id: ds for ds in all_datasets},
         "runs": run_service.list_runs(session, None, None, 0, 15),
         "comparisons": session.exec(
-            select(Comparison).order_by(Comparison.id.desc()).limit(8)
+            select(Comparison).order_by(col(Comparison.id).desc()).limit(8)
         ).all(),
         "generators": specs,
         "generator": chosen,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from sqlalchemy import Text, cast, func, or_
-from sqlmodel import Session, select
+from sqlalchemy import Select, Text, cast, func, or_
+from sqlmodel import Session, col, select
 
 import engine
 from app.models import ACTIVE, Dataset, Run, RunStatus
@@ -22,10 +22,11 @@ from app.models.fields import MAX_ID
 
 PAGE_SIZE = 50
 FILTERS = ("dataset", "algorithm", "status", "tag", "q")
+Query = TypeVar("Query", bound=Select[*tuple[Any, ...]])
 
 
 def _result(*path: str) -> Any:
-    return Run.result[path if len(path) > 1 else path[0]].as_float()
+    return col(Run.result)[path if len(path) > 1 else path[0]].as_float()
 
 
 # Sortable columns: the name in the URL, the expression, and the first direction (the
@@ -63,8 +64,8 @@ class TableQuery:
             value = (params.get(name) or "").strip()
             return value[:200] or None
 
-        sort = text("sort") if text("sort") in SORTS else "id"
-        direction = text("dir") if text("dir") in ("asc", "desc") else SORTS[sort][1]
+        sort = given if (given := text("sort")) in SORTS else "id"
+        direction = given if (given := text("dir")) in ("asc", "desc") else SORTS[sort][1]
         status = text("status") if text("status") in {s.value for s in RunStatus} else None
         return cls(
             dataset=_int(text("dataset")),
@@ -107,15 +108,15 @@ def _int(value: str | None) -> int | None:
     return number if number is not None and 0 < number <= MAX_ID else None
 
 
-def _where(query: Any, q: TableQuery) -> Any:
+def _where(query: Query, q: TableQuery) -> Query:
     # The folds of a cross-validation are read through their study, not listed as runs.
-    query = query.where(Run.cv_id.is_(None))
+    query = query.where(col(Run.cv_id).is_(None))
     if q.dataset is not None:
-        query = query.where(Run.dataset_id == q.dataset)
+        query = query.where(col(Run.dataset_id) == q.dataset)
     if q.algorithm:
-        query = query.where(Run.algorithm == q.algorithm)
+        query = query.where(col(Run.algorithm) == q.algorithm)
     if q.status:
-        query = query.where(Run.status == q.status)
+        query = query.where(col(Run.status) == q.status)
     if q.tag:
         # Tags are a JSON list of strings without double quotes: the quoted tag is an element.
         query = query.where(cast(Run.tags, Text).contains(json.dumps(q.tag), autoescape=True))
@@ -129,7 +130,7 @@ def _where(query: Any, q: TableQuery) -> Any:
                 func.lower(Run.algorithm).contains(words, autoescape=True),
                 func.lower(Dataset.name).contains(words, autoescape=True),
                 func.lower(cast(Run.tags, Text)).contains(words, autoescape=True),
-                Run.id == (int(number) if number.isdigit() else -1),
+                col(Run.id) == (int(number) if number.isdigit() else -1),
             )
         )
     return query
@@ -137,9 +138,9 @@ def _where(query: Any, q: TableQuery) -> Any:
 
 def table(session: Session, q: TableQuery) -> dict[str, Any]:
     """One page of rows, the total, and what the filter controls offer."""
-    base = select(Run, Dataset.name).join(Dataset, Dataset.id == Run.dataset_id)
+    base = select(Run, Dataset.name).join(Dataset, col(Dataset.id) == Run.dataset_id)
     total = session.exec(
-        _where(select(func.count(Run.id)).join(Dataset, Dataset.id == Run.dataset_id), q)
+        _where(select(func.count(col(Run.id))).join(Dataset, col(Dataset.id) == Run.dataset_id), q)
     ).one()
     pages = max(1, -(-total // PAGE_SIZE))
     q = TableQuery(**{**q.__dict__, "page": min(q.page, pages)})
@@ -147,7 +148,7 @@ def table(session: Session, q: TableQuery) -> dict[str, Any]:
     order = column.asc() if q.dir == "asc" else column.desc()
     rows = session.exec(
         _where(base, q)
-        .order_by(column.is_(None), order, Run.id.desc())  # unknown values last
+        .order_by(column.is_(None), order, col(Run.id).desc())  # unknown values last
         .offset((q.page - 1) * PAGE_SIZE)
         .limit(PAGE_SIZE)
     ).all()
@@ -174,7 +175,7 @@ def page(session: Session, q: TableQuery) -> dict[str, Any]:
 
 def _known_tags(session: Session, most: int = 200) -> list[str]:
     tagged = session.exec(
-        select(Run.tags).where(Run.cv_id.is_(None), cast(Run.tags, Text) != "[]").limit(2000)
+        select(Run.tags).where(col(Run.cv_id).is_(None), cast(Run.tags, Text) != "[]").limit(2000)
     )
     seen: dict[str, None] = {}
     for tags in tagged:

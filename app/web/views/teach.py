@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
 from app.errors import NotFound
-from app.models import ACTIVE, Dataset, Run, RunResult
+from app.models import ACTIVE, Dataset, Run, RunResult, stored_id
 from app.services import datasets as dataset_service
 from app.services import lessons, what_if
 from app.services import runs as run_service
@@ -25,7 +25,7 @@ def teach_index(session: Session) -> dict[str, Any]:
     return {
         "states": [lessons.state(session, lesson) for lesson in lessons.LESSONS.values()],
         "recorded": session.exec(
-            select(Run).where(Run.record_candidates).order_by(Run.id.desc()).limit(20)
+            select(Run).where(Run.record_candidates).order_by(col(Run.id).desc()).limit(20)
         ).all(),
         "names": {ds.id: ds.name for ds in dataset_service.list_datasets(session, 0, 1000)},
     }
@@ -113,7 +113,7 @@ def _lesson_of(
             continue
         step = None
         if index is not None:
-            step = matching_step(events, index, run_service.trace_events(session, other.id))
+            step = matching_step(events, index, run_service.trace_events(session, stored_id(other)))
         others.append((spec, other, step))
     return {"lesson": found, "others": others}
 
