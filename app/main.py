@@ -20,7 +20,7 @@ from app.services.datasets import UploadGate, sweep_orphans
 from app.services.samples import seed_samples
 from app.storage import ArrayStore, make_store, owner_only_files
 from app.web.auth import Guard
-from app.web.contract import documented_openapi
+from app.web.contract import documented_openapi, operation_id
 from app.web.errors import Errors, install_handlers
 from app.web.middleware import BodyLimit, Options, SecurityHeaders
 from app.web.rendering import static_files, unknown_url
@@ -105,6 +105,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         version="0.1.0",
         lifespan=lifespan,
+        generate_unique_id_function=operation_id,
         docs_url=None,  # served by the pages from vendored Swagger UI (no CDN: works offline)
         redoc_url=None,
     )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 MESSAGE = {
     "title": "Message",
@@ -91,3 +92,10 @@ def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]
         return schema
 
     return openapi
+
+
+def operation_id(route: APIRoute) -> str:
+    """An operation's id is its route function's name (``upload_dataset``, ``get_run``):
+    short and stable, so generated clients get readable methods. FastAPI's default appended
+    the path and method (``upload_dataset_api_datasets_post``)."""
+    return route.name
