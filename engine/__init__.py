@@ -10,7 +10,7 @@ checks a request against them (``select`` calls it; so does the app before it qu
 """
 
 from .api import SelectionResult, select
-from .config import Config, ConfigError, check_config
+from .config import Config, ConfigError, PathBudget, check_config, path_budget
 from .registry import REGISTRY, AlgorithmSpec, ObjectiveSpec, Param, Requirements, Traits
 from .trace import Event, Recorder
 
@@ -26,10 +26,12 @@ __all__ = [
     "Event",
     "ObjectiveSpec",
     "Param",
+    "PathBudget",
     "Recorder",
     "Requirements",
     "SelectionResult",
     "Traits",
     "check_config",
+    "path_budget",
     "select",
 ]
