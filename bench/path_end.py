@@ -29,6 +29,7 @@ The summary at the end counts the cases and gives the ranges; the script never f
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import statistics
@@ -236,17 +237,80 @@ def report(rows: list[Row], header: str) -> str:
     return "\n".join(out)
 
 
+def _best_time(fn, repeats: int) -> tuple[float, Any]:
+    out, best = None, math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def goals(quick: bool) -> str:
+    """The issue's goals that bench/engine_speed.py does not cover: the 4000 x 4000 logistic
+    run at k=40 (default against path_end=sparsity) and the growth in k (least squares k=200,
+    default against abess). Best of ``repeats`` runs each, in this process."""
+    repeats = 1 if quick else 3
+    lines = ["## Goals outside engine_speed", ""]
+    lines.append("| problem | method | best s | ratio | support = zhang/sparsity? |")
+    lines.append("|---|---|---|---|---|")
+    P = generate("elenberg2016", random_state=0, n=4000, p=4000, s=40)
+    kw: dict[str, Any] = dict(algorithm="foba-obj", objective="logistic", k=40)
+    t_auto, r_auto = _best_time(lambda: engine.select(P.X, P.y, **kw), repeats)
+    t_sp, r_sp = _best_time(lambda: engine.select(P.X, P.y, path_end="sparsity", **kw), repeats)
+    same = set(r_auto.support.tolist()) == set(r_sp.support.tolist())
+    head = "elenberg2016 4000x4000 s=40 logistic k=40"
+    lines.append(f"| {head} | foba-obj sparsity | {t_sp:.3f} | 1 | |")
+    lines.append(
+        f"| | foba-obj auto (default) | {t_auto:.3f} | {t_auto / t_sp:.2f} (goal <= 2) | "
+        f"{'same' if same else 'different'} support as sparsity, objective ratio "
+        f"{r_auto.objective / r_sp.objective:.9g} |"
+    )
+    rng = np.random.default_rng(0)
+    n, d, k = 1000, 2000, 200
+    X = rng.standard_normal((n, d))
+    beta = np.zeros(d)
+    beta[rng.choice(d, k, replace=False)] = rng.choice([-1.0, 1.0], k) * rng.uniform(1, 2, k)
+    y = X @ beta + rng.standard_normal(n)
+    try:
+        import abess
+
+        def run_abess():
+            return abess.LinearRegression(support_size=[k], cv=1, thread=1).fit(X, y)
+
+        t_ab, _ = _best_time(run_abess, repeats)
+    except ImportError:
+        t_ab = math.nan
+    for algorithm in FOBA:
+        t, _ = _best_time(lambda a=algorithm: engine.select(X, y, algorithm=a, k=k), repeats)
+        lines.append(
+            f"| dense N(0,1) {n}x{d}, {k} nonzeros, least squares k={k} | {algorithm} auto | "
+            f"{t:.3f} | {t / t_ab:.2f} x abess (goal <= 1.5) | |"
+        )
+    lines.append(f"| | abess | {t_ab:.3f} | 1 | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer seeds and sizes (~1-2 min)")
     ap.add_argument("--no-lasso", action="store_true", help="FoBa only")
     ap.add_argument("--no-sparsity", action="store_true", help="skip the sparsity column")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
+    ap.add_argument("--goals", action="store_true", help="also time the issue's large goals")
+    ap.add_argument("--goals-only", action="store_true", help="only the large goals")
     args = ap.parse_args(argv)
     algorithms = FOBA + (() if args.no_lasso else LASSO)
     start = time.perf_counter()
     load = os.getloadavg()
     rows = []
+    if args.goals_only:
+        text = goals(args.quick) + f"\n\nload average {' '.join(f'{v:.2f}' for v in load)}"
+        print(text)
+        if args.out is not None:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return 0
     for case in cases(args.quick):
         for algorithm in algorithms:
             row = compare(case, algorithm, not args.no_sparsity and algorithm in FOBA)
@@ -266,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         f"numpy {np.__version__}; cap = k + max(5, ceil(k/10))."
     )
     text = report(rows, header)
+    if args.goals:
+        text += "\n\n" + goals(args.quick)
     print(text)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
