@@ -305,8 +305,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
         return {"method": "lasso", "max_iter": m, "alpha_min": alpha_min}
 
     if design.sparse:
-        X = design.X
-        gram = (X.T @ X).toarray() - n * np.outer(design.mean, design.mean)
+        gram = design.gram()
         xy = design.rmatvec(yc)
 
         def run(m: int):
@@ -316,7 +315,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
         def run(m: int):
             # A fresh Fortran-ordered centred copy per call: LARS works on columns (10x slower
             # on a C-ordered array) and swaps them in place, which is safe on our own copy.
-            Xc = np.subtract(design.X, design.mean, order="F")
+            Xc = design.centred_fortran()
             return lars_path(Xc, yc, Gram="auto", copy_X=False, **common(m))
 
     # LARS's large products X.T @ v dominate it: it runs with the caller's BLAS threads.
@@ -467,7 +466,7 @@ def _make_fitter(objective: Objective, cfg: LassoConfig) -> tuple[_Fitter, list[
     """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
     from sklearn.linear_model import Lasso
 
-    X = objective.design.X
+    X = objective.design.scaled_X()  # least squares may fold the scaling into its design
     if _quadratic(objective):
         est = Lasso(
             alpha=1.0,
