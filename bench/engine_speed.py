@@ -927,7 +927,7 @@ def targets_issue12(P: Problem, rows: list[Measured]) -> None:
         for r in obj_rows:
             extra = ""
             if r and default and r.objective is not None and default.objective is not None:
-                extra = f"; objective {r.objective:.9g} (Zhang path {default.objective:.9g})"
+                extra = f"; objective {r.objective:.9g} (default path {default.objective:.9g})"
             _ratio_target(f"({P.key}) {r.method.name} / abess", r, ab, D_OBJ_FACTOR, extra)
     if P.objective == "logistic":
         lib = find(rows, "liblinear L1 path")

@@ -16,7 +16,7 @@ Judging an answer (``engine.judge``; ``JUDGES`` describes their parameters)::
 """
 
 from .api import SelectionResult, select
-from .config import Config, ConfigError, check_config
+from .config import Config, ConfigError, PathBudget, check_config, path_budget
 from .from_statistics import select_from_statistics
 from .judge import TOOLS as JUDGES
 from .judge import Certificate, ExactResult, Exchange, FeatureVerdict, certify, exact_best, why_not
@@ -41,6 +41,7 @@ __all__ = [
     "FeatureVerdict",
     "ObjectiveSpec",
     "Param",
+    "PathBudget",
     "Recorder",
     "Requirements",
     "SelectionResult",
@@ -49,6 +50,7 @@ __all__ = [
     "certify",
     "check_config",
     "exact_best",
+    "path_budget",
     "select",
     "select_from_statistics",
     "why_not",

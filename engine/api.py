@@ -148,16 +148,23 @@ def select(
     )
     extra = {"groups": _check_groups(groups, n_features)} if config.algorithm.uses_groups else {}
     scale = None
+    fold = False  # the objective folds the scaling into its products: no scaled copy of X
     if standardize and "linear" in obj_spec.capabilities:
-        centered = bool(config.objective_params.get("fit_intercept", True))
-        scale = column_scale(X, centered=centered)
-        X = scale_columns(X, scale)
+        fold = bool(getattr(obj_spec.factory, "folds_scaling", False))
+        if not fold:
+            centered = bool(config.objective_params.get("fit_intercept", True))
+            scale = column_scale(X, centered=centered)
+            X = scale_columns(X, scale)
 
     if isinstance(recorder, Recorder):
         rec = recorder
     else:
         rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
-    loss = obj_spec.factory(X, y, **config.objective_params)
+    if fold:
+        loss = obj_spec.factory(X, y, **config.objective_params, standardize=True)
+        scale = loss.design.scale
+    else:
+        loss = obj_spec.factory(X, y, **config.objective_params)
     return run_selection(
         loss, config, rec, extra=extra, scale=scale, random_state=random_state, name=objective
     )

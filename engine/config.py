@@ -15,7 +15,7 @@ import numpy as np
 
 from . import algorithms as _algorithms  # noqa: F401  (registers the algorithms)
 from . import objectives as _objectives  # noqa: F401  (registers the objectives)
-from .algorithms.common import default_max_steps
+from .algorithms.common import default_max_steps, size_cap
 from .registry import CAPABILITIES, REGISTRY, AlgorithmSpec, ObjectiveSpec
 
 
@@ -62,6 +62,23 @@ class Config:
         given = self.algorithm_params["max_steps"]
         return given if given is not None else default_max_steps(self.k, self.n_features)
 
+    @property
+    def size_cap(self) -> int | None:
+        """The most features the path may hold before its ``path_end`` stops it
+        (``algorithms.common.size_cap``); None without k or without a ``path_end``."""
+        if "path_end" not in self.algorithm_params:
+            return None
+        return size_cap(self.k, str(self.algorithm_params["path_end"]))
+
+    @property
+    def budget(self) -> PathBudget:
+        """Where this run's path ends at the latest (:func:`path_budget`)."""
+        steps = self.path_length
+        if steps is None and "max_steps" in self.algorithm_params:
+            steps = self.algorithm_params["max_steps"]
+        cap = self.size_cap
+        return PathBudget(steps=steps, size=cap, likely_steps=_likely(steps, cap))
+
     def progress(self, steps: int, size: int | None, iterations: int = 0) -> float:
         """Fraction of the run done after ``steps`` support changes and ``iterations``
         iterations that kept the support, with ``size`` features selected (below 1: only a
@@ -82,6 +99,83 @@ class Config:
         else:
             done = 0.0
         return min(max(done, 0.0), 0.99)
+
+
+@dataclass(frozen=True)
+class PathBudget:
+    """Where a path ends at the latest, for reporting progress against its real end.
+
+    steps : int or None
+        Most support-changing steps (add, remove, swap) the run may take: ``max_steps``
+        (default 5k for the paths that have one); None when the algorithm has no step budget
+        or the data's width is unknown.
+    size : int or None
+        The path stops before it would hold more than this many features: k + max(5,
+        ceil(k/10)) under ``path_end="auto"``, k under ``"sparsity"``; None under ``"zhang"``,
+        without k, or for algorithms without ``path_end``.
+    likely_steps : int or None
+        A FoBa or Lasso path mostly grows one feature a step and deletes a few, so it usually
+        ends after about ``size`` steps (a little more for each deletion); ``min(steps, size)``,
+        or whichever of them is known. A progress bar can show
+        ``max(steps_done / likely_steps, largest_size_so_far / size)`` (capped below 1 until
+        the run stops), which reaches the end with the run instead of at max_steps: under the
+        default path end a run stops after about ``size`` steps plus two per deletion, well
+        before max_steps (5k) once k is above a few features.
+    """
+
+    steps: int | None
+    size: int | None
+    likely_steps: int | None
+
+
+def _likely(steps: int | None, size: int | None) -> int | None:
+    known = [v for v in (steps, size) if v is not None]
+    return min(known) if known else None
+
+
+def path_budget(
+    algorithm: str,
+    k: int | None,
+    n_features: int | None,
+    params: Mapping[str, Any] | None = None,
+    objective: str = "least_squares",
+) -> PathBudget:
+    """How far the run of ``algorithm`` with target ``k`` can go under its path end.
+
+    Pure and cheap (no data): for the app's progress bar, which should measure a FoBa or
+    Lasso run against the end its ``path_end`` sets rather than against ``max_steps``.
+
+    Parameters
+    ----------
+    algorithm, objective : str
+        Names in ``engine.ALGORITHMS`` and ``engine.OBJECTIVES``.
+    k : int or None
+        Target number of features.
+    n_features : int or None
+        Width of the data (the step budget without k depends on it).
+    params : mapping, optional
+        The run's algorithm parameters (``max_steps``, ``path_end``...); defaults filled in.
+
+    Returns
+    -------
+    PathBudget
+        ``steps`` (the hard bound on support changes), ``size`` (the support size at which
+        the path stops at the latest) and ``likely_steps`` (see :class:`PathBudget`).
+
+    Raises
+    ------
+    ConfigError
+        As :func:`check_config` for an invalid request.
+
+    Examples
+    --------
+    >>> path_budget("foba-obj", 50, 10_000)
+    PathBudget(steps=250, size=55, likely_steps=55)
+    >>> path_budget("foba-obj", 50, 10_000, {"path_end": "zhang"})
+    PathBudget(steps=250, size=None, likely_steps=250)
+    """
+    config = check_config(algorithm, objective, k=k, params=params or {}, n_features=n_features)
+    return config.budget
 
 
 def check_config(

@@ -24,7 +24,12 @@ def column_scale(X: np.ndarray | sp.spmatrix, *, centered: bool) -> np.ndarray:
         mean = np.asarray(X.sum(axis=0)).ravel() / n
     else:
         mean_sq = np.einsum("ij,ij->j", X, X) / n
-        mean = X.mean(axis=0)
+        mean = X.sum(axis=0) / n
+    return scale_from_sums(mean_sq, mean, centered=centered)
+
+
+def scale_from_sums(mean_sq: np.ndarray, mean: np.ndarray, *, centered: bool) -> np.ndarray:
+    """:func:`column_scale` from each column's mean square and mean."""
     var = mean_sq - mean**2 if centered else mean_sq
     # Rounding can leave a tiny positive variance on a constant column; treat it as constant.
     var[var <= 1e-24 * np.maximum(mean_sq, 1e-300)] = 0.0

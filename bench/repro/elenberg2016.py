@@ -197,6 +197,7 @@ def foba_path(obj: Objective, prob: Problem, k_max: int) -> MethodPath:
         objective="logistic",
         k=k_max,
         lam=LAM,
+        path_end="zhang",  # Zhang's path to k_max: every size s is read off it
         standardize=False,
     )
     best = res.best_along_path()

@@ -101,6 +101,7 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
         objective="crf",
         k=s,
         lam=LAM,
+        path_end="zhang",  # the recorder above ends the path (the paper's second strategy)
         recorder=recorder,
         standardize=False,
     )

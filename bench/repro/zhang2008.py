@@ -125,6 +125,8 @@ class Method:
         params = dict(self.params)
         if self.algorithm == "foba-obj":
             params["deletion_cost"] = _DELETION_COST[0]
+        if self.algorithm in ("foba-obj", "lasso", "lasso-refit"):
+            params["path_end"] = "zhang"  # the paper's path of 5k steps, read at every size
         return engine.select(
             X, y, algorithm=self.algorithm, k=k, fit_intercept=False, **params, standardize=False
         )

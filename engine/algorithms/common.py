@@ -107,3 +107,31 @@ def tiny_gain(initial_value: float) -> float:
 def default_max_steps(k: int | None, n_features: int) -> int:
     """Zhang's path length: five times the target sparsity; otherwise a safety cap."""
     return 5 * k if k is not None else 100 * n_features + 1000
+
+
+PATH_ENDS = ("auto", "zhang", "sparsity")
+
+
+def auto_margin(k: int) -> int:
+    """How far past k the ``path_end="auto"`` path may grow: max(5, ceil(k / 10)) features.
+
+    Measured (``bench/path_end.py``): where Zhang's answer is not the first size-k support,
+    the path had gone at most 3 features past k before coming back to it.
+    """
+    return max(5, -(-k // 10))
+
+
+def size_cap(k: int | None, path_end: str) -> int | None:
+    """The largest support the path may hold before it stops, under ``path_end`` with target k.
+
+    ``auto``: k + :func:`auto_margin` (k); ``sparsity``: k (the path stops once it holds k
+    features after a backward phase); ``zhang``, or no k: None (only the step budget ends it).
+    A greedy path checks the cap before each forward step, so it never holds more than the cap.
+    """
+    if k is None or path_end == "zhang":
+        return None
+    if path_end == "sparsity":
+        return k
+    if path_end == "auto":
+        return k + auto_margin(k)
+    raise ValueError(f"path_end must be one of {', '.join(PATH_ENDS)}, got {path_end!r}")

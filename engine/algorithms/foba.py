@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..objectives import Objective
 from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
-from .common import Solution, emit_stop
+from .common import Solution, emit_stop, size_cap
 from .greedy import PathConfig, greedy_path
 from .params import BACKWARD, DELETION_COST, DELTA, EPSILON, MAX_STEPS, NU, PATH_END
 
@@ -26,7 +26,7 @@ def _run(objective: Objective, rec: Recorder, cfg: PathConfig) -> Solution:
 
 def _foba(objective, rec, rule: str, *, path_end: str, **settings) -> Solution:
     """A FoBa path with the forward ``rule``; ``settings`` are PathConfig fields."""
-    cfg = PathConfig(rule=rule, stop_at_k=path_end == "sparsity", **settings)
+    cfg = PathConfig(rule=rule, size_cap=size_cap(settings.get("k"), path_end), **settings)
     return _run(objective, rec, cfg)
 
 
@@ -86,9 +86,11 @@ def foba_obj(
         The backward step's price of a deletion: zeroing the coefficient with the others held
         (both papers' algorithm boxes), or the increase after refitting the rest (Zhang's R
         package ``foba``). The intercept is re-optimised in both.
-    path_end : {"zhang", "sparsity"}
-        Zhang's path (max_steps steps, the best size-k support along it), or stop as soon as
-        the path holds k features (Liu et al. 2014, Appendix D).
+    path_end : {"auto", "zhang", "sparsity"}
+        auto (default): Zhang's path, stopped once it holds k + max(5, ceil(k/10)) features
+        (the help of ``PATH_END`` says why this keeps Zhang's answer and how it was measured);
+        zhang: the full path of max_steps steps, the best size-k support along it; sparsity:
+        stop as soon as the path holds k features (Liu et al. 2014, Appendix D).
 
     Returns
     -------

@@ -22,8 +22,10 @@ cheapest deletion was too costly), so a reader of the trace can verify each rule
 
 Where the path ends with a target k: Zhang's path runs ``max_steps`` (5k) add/remove steps and
 returns the best size-k support along it; it stops earlier only when it provably cannot come
-back to k features in the steps left. ``stop_at_k`` (the ``path_end="sparsity"`` option) stops
-as soon as the path holds k features after a backward phase (Liu et al. 2014, Appendix D).
+back to k features in the steps left. ``size_cap`` stops it before a forward step would take
+it past that many features: k for ``path_end="sparsity"`` (the path stops as soon as it holds k
+features after a backward phase, Liu et al. 2014, Appendix D), k + max(5, ceil(k/10)) for
+``path_end="auto"`` (``common.size_cap``; why that keeps Zhang's answer: ``params.PATH_END``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ class PathConfig:
     delta: stop when the best forward score (obj/quad/refit) falls below it.
     epsilon: stop when the largest |gradient| falls below it (gdt).
     deletion_cost: ``fixed`` (no refit, the algorithm boxes) or ``refit``.
-    stop_at_k: stop once the path holds k features after a backward phase.
+    size_cap: stop before a forward step when the path holds this many features or more
+        (after the backward phase): ``common.size_cap(k, path_end)``; None: no cap.
     """
 
     rule: str
@@ -61,7 +64,7 @@ class PathConfig:
     epsilon: float | None = None
     max_steps: int | None = None
     deletion_cost: str = "fixed"
-    stop_at_k: bool = False
+    size_cap: int | None = None
 
 
 def greedy_path(
@@ -106,8 +109,14 @@ def greedy_path(
         if forward_only and cfg.k is not None and size >= cfg.k:
             reason = f"reached k = {cfg.k} features"
             break
-        if cfg.stop_at_k and cfg.k is not None and size >= cfg.k:
-            reason = f"path_end = sparsity: the path holds k = {cfg.k} features"
+        if cfg.size_cap is not None and size >= cfg.size_cap:
+            if cfg.size_cap == cfg.k:
+                reason = f"path_end = sparsity: the path holds k = {cfg.k} features"
+            else:
+                reason = (
+                    f"path_end = auto: the path holds {size} >= k + {cfg.size_cap - (cfg.k or 0)}"
+                    f" = {cfg.size_cap} features"
+                )
             break
         if steps >= max_steps:
             reason = f"max_steps = {max_steps} add/remove steps taken"

@@ -23,11 +23,14 @@ The paths come from scikit-learn (imported lazily, so ``import engine`` stays fa
   is the pure l1 path: our objective's ridge ``lam`` enters the reported objective values and
   the Lasso-Pipeline refit, not the path.
 
-Path end: by default Zhang's path of ``max_steps`` = 5k steps (support changes), the answer the
-best size-k point along it. A LARS path stops early where it cannot come back to k features in
-the steps left (one feature enters or leaves per LARS step), which cannot change the answer.
-``path_end="sparsity"`` stops at the first point with k features (LARS: the first k-feature
-knot; grid: the first grid or bisection point with k features).
+Path end: ``path_end="zhang"`` is Zhang's path of ``max_steps`` = 5k steps (support changes),
+the answer the best size-k point along it. A LARS path stops early where it cannot come back to
+k features in the steps left (one feature enters or leaves per LARS step), which cannot change
+the answer. ``path_end="auto"`` (the default) also ends the path before its first point with
+more than k + max(5, ceil(k/10)) features (``common.size_cap``; the points past it would only
+matter if the path came back to k from there). ``path_end="sparsity"`` stops at the first point
+with k features (LARS: the first k-feature knot; grid: the first grid or bisection point with k
+features).
 
 Path to trace. Point ``t`` of the path (a LARS knot or a grid point) has coefficients ``w_t``
 and support ``S_t = {j : w_tj != 0}`` (entries below ``1e-12 max|w_t|`` count as zero: LARS
@@ -66,7 +69,7 @@ from .. import threads
 from ..objectives import ActiveSet, CollinearFeature, GLMObjective, Objective
 from ..registry import Param, Requirements, Traits, register_algorithm
 from ..trace import Recorder
-from .common import Solution
+from .common import Solution, size_cap
 from .l1_logistic import L1Logistic
 from .params import PATH_END
 
@@ -185,6 +188,7 @@ class LassoConfig:
     tol: float
     max_iter: int
     stop_at_k: bool = False
+    size_cap: int | None = None  # path_end = auto: end before the first point past this size
 
 
 def make_point(alpha: float, coef: np.ndarray, intercept: float) -> PathPoint:
@@ -227,7 +231,8 @@ def lasso_config(objective: Objective, k: int | None, **params: Any) -> LassoCon
         refine_steps=params["refine_steps"],
         tol=params["tol"],
         max_iter=params["max_iter"],
-        stop_at_k=k is not None and params.get("path_end", "zhang") == "sparsity",
+        stop_at_k=k is not None and params.get("path_end", "auto") == "sparsity",
+        size_cap=size_cap(k, "auto") if params.get("path_end", "auto") == "auto" else None,
     )
 
 
@@ -300,8 +305,7 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
         return {"method": "lasso", "max_iter": m, "alpha_min": alpha_min}
 
     if design.sparse:
-        X = design.X
-        gram = (X.T @ X).toarray() - n * np.outer(design.mean, design.mean)
+        gram = design.gram()
         xy = design.rmatvec(yc)
 
         def run(m: int):
@@ -311,11 +315,11 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
         def run(m: int):
             # A fresh Fortran-ordered centred copy per call: LARS works on columns (10x slower
             # on a C-ordered array) and swaps them in place, which is safe on our own copy.
-            Xc = np.subtract(design.X, design.mean, order="F")
+            Xc = design.centred_fortran()
             return lars_path(Xc, yc, Gram="auto", copy_X=False, **common(m))
 
     # LARS's large products X.T @ v dominate it: it runs with the caller's BLAS threads.
-    settled = False
+    settled = capped = False
     with threads.wide(n * d if not design.sparse else d * d):
         if cfg.stop_at_k:
             assert cfg.k is not None  # lasso_config sets stop_at_k only with a k
@@ -328,6 +332,8 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
                 if size >= cfg.k or len(alphas) - 1 < m or m >= max_iter:
                     break
                 m = min(m + cfg.k - size, max_iter)
+        elif cfg.size_cap is not None:
+            alphas, coefs, capped = _lars_until_capped(run, cfg.size_cap, max_iter)
         elif cfg.k is not None and cfg.max_steps is not None:
             alphas, coefs, settled = _lars_until_settled(run, cfg.k, max_iter)
         else:
@@ -339,6 +345,11 @@ def _lars_path(objective: Objective, cfg: LassoConfig) -> LassoPath:
     n_steps = len(alphas) - 1
     if cfg.stop_at_k and cfg.k is not None and len(points[-1].support) >= cfg.k:
         reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
+    elif capped:
+        reason = (
+            f"path_end = auto: the next LARS knot holds more than k + "
+            f"{cfg.size_cap - cfg.k} = {cfg.size_cap} features"  # type: ignore[operator]
+        )
     elif settled:
         size = len(points[-1].support)
         reason = (
@@ -378,6 +389,28 @@ def _lars_until_settled(run: Callable[[int], tuple], k: int, max_steps: int):
         if size - k > left:
             return alphas, coefs, True
         m = min(max_steps, steps + (left - (size - k)) // 2 + 1)
+
+
+def _lars_until_capped(run: Callable[[int], tuple], cap: int, max_steps: int):
+    """The LARS path of at most ``max_steps`` steps, ended before its first knot with more than
+    ``cap`` features (``path_end="auto"``).
+
+    One feature enters or leaves per step, so ``cap + 1`` steps reach past the cap unless some
+    feature left on the way; lars_path cannot be resumed, so it is rerun with the missing
+    count added (the first run nearly always settles it).
+
+    Returns (alphas, coefs, capped): capped when a knot past the cap was cut off.
+    """
+    m = min(cap + 1, max_steps)
+    while True:
+        alphas, _, coefs = run(m)
+        sizes = [len(make_point(0.0, coefs[:, t], 0.0).support) for t in range(len(alphas))]
+        over = next((t for t, size in enumerate(sizes) if size > cap), None)
+        if over is not None:
+            return alphas[:over], coefs[:, :over], True
+        if len(alphas) - 1 < m or m >= max_steps:
+            return alphas, coefs, False
+        m = min(m + cap + 1 - sizes[-1], max_steps)
 
 
 def _quadratic(objective: Objective) -> bool:
@@ -442,7 +475,7 @@ def _make_fitter(objective: Objective, cfg: LassoConfig) -> tuple[_PathFitter, l
     """The warm-started estimator of the objective's l1 path, and notes for the stop reason."""
     from sklearn.linear_model import Lasso
 
-    X = objective.design.X
+    X = objective.design.scaled_X()  # least squares may fold the scaling into its design
     if _quadratic(objective):
         est = Lasso(
             alpha=1.0,
@@ -517,6 +550,12 @@ def _grid_path(objective: Objective, cfg: LassoConfig, fitter: _PathFitter) -> L
                     reason = f"path_end = sparsity: the path reached k = {cfg.k} features"
                     break
             fitter.warm(point)
+        if cfg.size_cap is not None and len(point.support) > cfg.size_cap:
+            reason = (
+                f"path_end = auto: the grid point at alpha = {alpha:.4g} holds more than k + "
+                f"{cfg.size_cap - cfg.k} = {cfg.size_cap} features"  # type: ignore[operator]
+            )
+            break
         steps += n_changes(points[-1].support, point.support)
         points.append(point)
         if cfg.stop_at_k and cfg.k is not None and len(point.support) >= cfg.k:

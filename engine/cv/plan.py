@@ -49,6 +49,9 @@ class CVPlan:
     path_lengths : dict of int to int or None
         ``best-k`` paths: the support changes ``engine.select(k=k)`` would take (known when
         the plan was made with ``n_features``; ``supports_by_k`` needs them).
+    size_caps : dict of int to int or None
+        ``best-k`` paths: the support size at which the run at k stops under its
+        ``path_end`` (``Config.size_cap``; None: no cap).
     reason : str
         Why the fold runs this way, in words for a page.
     """
@@ -60,6 +63,7 @@ class CVPlan:
     runs: list[Config]
     path_lengths: dict[int, int | None] = field(default_factory=dict)
     reason: str = ""
+    size_caps: dict[int, int | None] = field(default_factory=dict)
 
     @property
     def algorithm(self) -> str:
@@ -156,13 +160,17 @@ def plan_cv(
         )
 
     if path in ("best-k", "prefix") and not top.algorithm.uses_groups:
-        lengths = {k: at(k).path_length for k in range(1, k_max + 1)} if path == "best-k" else {}
+        configs = {k: at(k) for k in range(1, k_max + 1)} if path == "best-k" else {}
+        lengths = {k: c.path_length for k, c in configs.items()}
+        caps = {k: c.size_cap for k, c in configs.items()}
         how = (
             "the best size-k support along the first steps the run at k would take"
             if path == "best-k"
             else "the support after the k-th addition"
         )
-        return CVPlan(k_max, "path", path, metric, [top], lengths, f"one path to k_max; {how}")
+        return CVPlan(
+            k_max, "path", path, metric, [top], lengths, f"one path to k_max; {how}", caps
+        )
     if path == "backward":
         return CVPlan(
             k_max, "path", path, metric, [at(1)], {}, "one backward path down to 1 feature"
@@ -205,6 +213,7 @@ def supports_by_k(events: Sequence[Event], plan: CVPlan) -> list[tuple[int, ...]
         out = []
         for k in range(1, plan.k_max + 1):
             length = min(plan.path_lengths.get(k) or total, total)
+            length = min(length, _changes_before_cap(events, plan.size_caps.get(k)))
             if length not in best:
                 best[length] = best_along_path(_first_changes(events, length))
             sizes = [s for s in best[length] if s <= k]
@@ -215,6 +224,21 @@ def supports_by_k(events: Sequence[Event], plan: CVPlan) -> list[tuple[int, ...]
         if e.kind in SUPPORT_CHANGING:
             last[len(support)] = support  # backward: the later visit is the backward one
     return [tuple(sorted(last[max(s for s in last if s <= k)])) for k in range(1, plan.k_max + 1)]
+
+
+def _changes_before_cap(events: Sequence[Event], cap: int | None) -> int:
+    """Support changes the run at k makes before its size cap stops it: a greedy path checks
+    the cap before each forward step, so the run at k ends before the first ``add`` that
+    starts from ``cap`` or more features (its decisions up to there are those of the longer
+    run, which the cap of a larger k let go on)."""
+    seen = 0
+    for e in events:
+        if e.kind not in SUPPORT_CHANGING:
+            continue
+        if cap is not None and e.kind == "add" and e.support_size - 1 >= cap:
+            return seen
+        seen += 1
+    return seen
 
 
 def _first_changes(events: Sequence[Event], n: int) -> Sequence[Event]:

@@ -1,9 +1,15 @@
-"""The design matrix, dense or sparse, with optional implicit column centring.
+"""The design matrix, dense or sparse, with optional implicit column centring and scaling.
 
 Least squares with an unpenalised intercept is least squares on centred columns and a centred
 target. Centring a sparse matrix would densify it, and copying a large dense one costs more
 than a forward step, so the centring is applied inside the products instead:
 ``Xc @ v = X @ v - (mean @ v)`` and ``Xc.T @ r = X.T @ r - mean * sum(r)``.
+
+The column scaling of ``engine.select(standardize=True)`` can be folded in the same way
+(``standardize=True``): column j of the design is ``X[:, j] / scale[j]``, applied to the
+products (``X.T @ r`` times 1/scale, ``X @ (v / scale)``) and to the columns taken out, so X
+is never copied; the scales come from the column sums and squared norms the design computes
+anyway (one pass over X for both instead of four).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import threads
+from ..scaling import scale_columns, scale_from_sums
 
 
 class Design:
@@ -22,9 +29,13 @@ class Design:
     X : ndarray or scipy.sparse matrix, shape (n_samples, n_features)
     center : bool
         Behave as if every column had its mean subtracted.
+    standardize : bool
+        Behave as if every column were divided by its scale (``engine.scaling.column_scale``
+        with ``centered=center``: the standard deviation with centring, else the root mean
+        square); ``scale`` holds the scales (None without).
     """
 
-    def __init__(self, X, *, center: bool) -> None:
+    def __init__(self, X, *, center: bool, standardize: bool = False) -> None:
         if sp.issparse(X):
             # CSC: column slices are cheap and X.T @ r runs as a CSR product.
             X = sp.csc_matrix(X, dtype=np.float64)
@@ -48,6 +59,13 @@ class Design:
         else:
             raw_sq = np.einsum("ij,ij->j", X, X)
             col_sum = X.sum(axis=0)
+        self.scale: np.ndarray | None = None
+        self._inv: np.ndarray | None = None  # 1 / scale
+        if standardize:
+            self.scale = scale_from_sums(raw_sq / n, col_sum / n, centered=center)
+            self._inv = 1.0 / self.scale
+            raw_sq = raw_sq * self._inv**2
+            col_sum = col_sum * self._inv
         self.mean = col_sum / n if center else np.zeros(self.n_features)
         # ||x_j - mean_j||^2 = ||x_j||^2 - n mean_j^2; clip the rounding of constant columns.
         sq = raw_sq - n * self.mean**2 if center else raw_sq
@@ -59,20 +77,30 @@ class Design:
 
         The one product of a path large enough to gain from BLAS threads (engine.threads).
         """
+        out = self.raw_rmatvec(r)
+        if self.center:
+            out = out - self.mean * r.sum()
+        return out
+
+    def raw_rmatvec(self, r: np.ndarray) -> np.ndarray:
+        """X.T @ r without the centring (with the scaling), shape (n_features,)."""
         if self.sparse:
             out = self.XT @ r
         else:
             with threads.wide(self.X.size):
                 out = self.XT @ r
-        if self.center:
-            out = out - self.mean * r.sum()
-        return np.asarray(out).ravel()
+        out = np.asarray(out).ravel()
+        if self._inv is not None:
+            out *= self._inv
+        return out
 
     def columns(self, idx) -> np.ndarray:
         """Dense (centred) columns ``idx``, shape (n_samples, len(idx))."""
         idx = np.asarray(idx, dtype=np.intp)
         cols = self.X[:, idx]
         cols = cols.toarray() if self.sparse else np.array(cols)
+        if self._inv is not None:
+            cols *= self._inv[idx]
         if self.center:
             cols -= self.mean[idx]
         return cols
@@ -81,6 +109,8 @@ class Design:
         """Dense (centred) column j."""
         if not self.sparse:
             col = self.X[:, j].copy()
+            if self._inv is not None:
+                col *= self._inv[j]
         else:
             col = np.zeros(self.n_samples)
             rows, vals = self.stored_entries(j)
@@ -92,13 +122,18 @@ class Design:
     def stored_entries(self, j: int) -> tuple[np.ndarray, np.ndarray]:
         """(row indices, values) of the stored entries of sparse column j (uncentred)."""
         lo, hi = self.X.indptr[j], self.X.indptr[j + 1]
-        return self.X.indices[lo:hi], self.X.data[lo:hi]
+        vals = self.X.data[lo:hi]
+        if self._inv is not None:
+            vals = vals * self._inv[j]
+        return self.X.indices[lo:hi], vals
 
     def matvec(self, idx, v: np.ndarray) -> np.ndarray:
         """Xc[:, idx] @ v without forming more than the needed columns."""
         idx = np.asarray(idx, dtype=np.intp)
         if len(idx) == 0:
             return np.zeros(self.n_samples)
+        if self._inv is not None:
+            v = v * self._inv[idx]
         out = np.asarray(self.X[:, idx] @ v).ravel()
         if self.center:
             out = out - self.mean[idx] @ v
@@ -107,10 +142,34 @@ class Design:
     def dense_matvec(self, w: np.ndarray) -> np.ndarray:
         """X @ w (uncentred) for a full coefficient vector, with the wide BLAS threads when X
         is large and dense (the iterative methods' other large product)."""
+        if self._inv is not None:
+            w = w * self._inv
         if self.sparse:
             return np.asarray(self.X @ w).ravel()
         with threads.wide(self.X.size):
             return self.X @ w
+
+    def scaled_X(self):
+        """X with the scaling applied (uncentred): X itself, or a scaled copy (for solvers
+        that need the matrix, such as scikit-learn's Lasso)."""
+        if self.scale is None:
+            return self.X
+        return scale_columns(self.X, self.scale)
+
+    def centred_fortran(self) -> np.ndarray:
+        """A fresh Fortran-ordered copy of the dense (centred, scaled) design."""
+        if self._inv is None:
+            return np.subtract(self.X, self.mean, order="F")
+        out = np.multiply(self.X, self._inv, order="F")
+        out -= self.mean
+        return out
+
+    def gram(self) -> np.ndarray:
+        """The dense d x d Gram matrix of the (centred, scaled) sparse design."""
+        gram = (self.XT @ self.X).toarray()
+        if self._inv is not None:
+            gram *= np.outer(self._inv, self._inv)
+        return gram - self.n_samples * np.outer(self.mean, self.mean)
 
 
 class SupportBlock:

@@ -30,13 +30,18 @@ class LeastSquares(Objective):
     X : ndarray or scipy.sparse matrix, shape (n_samples, n_features)
     y : array-like, shape (n_samples,)
     fit_intercept : bool, default True
+    standardize : bool, default False
+        Fit on the columns divided by their scales (``engine.scaling.column_scale``), folded
+        into the products instead of a scaled copy of X (``Design``); ``design.scale`` holds
+        them. ``engine.select(standardize=True)`` asks for it.
     """
 
     name = "least_squares"
     capabilities = frozenset({"linear", "quadratic", "l1-path", "splicing"})
+    folds_scaling = True  # accepts standardize=True (engine.select then copies no X)
 
-    def __init__(self, X, y, *, fit_intercept: bool = True) -> None:
-        self.design = Design(X, center=fit_intercept)
+    def __init__(self, X, y, *, fit_intercept: bool = True, standardize: bool = False) -> None:
+        self.design = Design(X, center=fit_intercept, standardize=standardize)
         self.n_samples, self.n_features = self.design.n_samples, self.design.n_features
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != self.n_samples:
@@ -53,7 +58,7 @@ class LeastSquares(Objective):
     def gradient(self, coef, intercept: float = 0.0) -> tuple[np.ndarray, float]:
         r = self.y - self.design.dense_matvec(np.asarray(coef, dtype=float)) - intercept
         n = self.n_samples
-        return -np.asarray(self.design.X.T @ r).ravel() / n, -float(r.sum()) / n
+        return -self.design.raw_rmatvec(r) / n, -float(r.sum()) / n
 
     def l1_smoothness(self) -> float:
         """Per-sample curvature 1 on the (centred) columns it fits on: max_j ||x_j||^2 / n."""

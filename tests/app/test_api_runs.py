@@ -49,7 +49,7 @@ def test_submit_queues_a_run(client, dataset) -> None:
         "delta": None,
         "max_steps": None,
         "deletion_cost": "fixed",
-        "path_end": "zhang",
+        "path_end": "auto",
         "polish": False,
     }
     assert (run["seed"], run["test_fraction"]) == (7, 0.25)

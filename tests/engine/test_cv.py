@@ -91,6 +91,19 @@ def test_the_best_k_support_is_taken_within_the_steps_the_run_at_k_would_take() 
     assert plan.path_lengths[3] == 15
 
 
+@pytest.mark.parametrize("path_end", ["auto", "sparsity", "zhang"])
+def test_the_run_at_k_is_read_up_to_where_its_path_end_stops_it(path_end) -> None:
+    # The run at k stops at its own size cap (k + max(5, ceil(k/10)) for auto, k for
+    # sparsity), before the run at k_max does: the read-off stops there too.
+    p = generate("zhang2008", random_state=0, n=60, d=40, k_true=6, correlation=0.95)
+    r = engine.select(p.X, p.y, algorithm="foba-obj", k=10, path_end=path_end)
+    plan = plan_cv("foba-obj", k_max=10, n_features=40, params={"path_end": path_end})
+    ours = supports_by_k(r.trace, plan)
+    for k in range(1, 11):
+        at_k = engine.select(p.X, p.y, algorithm="foba-obj", k=k, path_end=path_end)
+        assert ours[k - 1] == tuple(at_k.support), k
+
+
 def test_logistic_folds_match_the_method_at_each_k() -> None:
     X, y = make_classification(3, n=120, d=20, k_true=4)
     train, test = kfold(len(y), 4, y=y, random_state=0)[1]

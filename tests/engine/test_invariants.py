@@ -26,6 +26,7 @@ from engine_reference import (
 )
 
 import engine
+from engine.algorithms.common import auto_margin
 from engine.trace import best_along_path, from_json, replay, to_json
 
 K = 4
@@ -214,8 +215,9 @@ def test_step_budget(cfg, objective):
         assert res.n_steps <= budget
         if res.n_steps < budget:
             # Cut short only when nothing could change the result any more: the path could not
-            # return to K features in the steps left, it had nothing left to add, or (fixed
-            # threshold) it would add and delete the same feature forever.
+            # return to K features in the steps left, it had nothing left to add, (fixed
+            # threshold) it would add and delete the same feature forever, or (FoBa's default
+            # path_end = auto) it holds K + max(5, ceil(K/10)) features.
             size = res.trace[-1].support_size
             d = problem(objective)[0].shape[1]
             moves = [(e.kind, e.feature) for e in res.trace if e.kind in ("add", "remove")]
@@ -224,8 +226,15 @@ def test_step_budget(cfg, objective):
                 and moves[-2][0] == "add"
                 and moves[-1] == ("remove", moves[-2][1])
             )
+            capped = (
+                algorithm != "fb-threshold"
+                and params.get("path_end", "auto") == "auto"
+                and size >= K + auto_margin(K)
+                and "path_end = auto" in res.stop_reason
+            )
             assert (
                 size - K > budget - res.n_steps
+                or capped
                 or size == d
                 or "no remaining" in (res.stop_reason)
                 or cycles

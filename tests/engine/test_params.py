@@ -167,7 +167,7 @@ def test_result_reports_the_validated_parameters():
         "delta": None,
         "max_steps": None,
         "deletion_cost": "fixed",
-        "path_end": "zhang",
+        "path_end": "auto",
         "polish": False,
     }
     assert res.algorithm == "foba-obj" and res.objective_name == "least_squares" and res.k == 3
