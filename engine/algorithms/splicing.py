@@ -71,7 +71,7 @@ SPLICING_PARAMS = (
 
 
 def _data(objective: Objective) -> tuple[np.ndarray, np.ndarray, bool]:
-    X = objective.design.X
+    X = objective.design.scaled_X()  # the columns as selected on (standardised or not)
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     y = np.asarray(objective.y, dtype=float)
     logistic = "quadratic" not in type(objective).capabilities
