@@ -71,6 +71,17 @@ def _name_lists(schemas: dict[str, Any]) -> None:
                 prop["enum"] = allowed
 
 
+def _binary_files(schemas: dict[str, Any]) -> None:
+    """A file field as OpenAPI 3.0 spelled it (``format: binary``) beside 3.1's
+    ``contentMediaType``: the common generators (openapi-python-client, openapi-typescript)
+    read the 3.1 form as text, and their clients then sent the file as a plain field, which
+    the server refuses."""
+    for schema in schemas.values():
+        for prop in schema.get("properties", {}).values():
+            if prop.get("type") == "string" and "contentMediaType" in prop:
+                prop.setdefault("format", "binary")
+
+
 def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]]:
     """A replacement for ``app.openapi``: FastAPI's schema with the common error statuses."""
     generate = app.openapi
@@ -83,6 +94,7 @@ def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]
         schemas.setdefault("Message", MESSAGE)
         schemas.setdefault("ServerError", SERVER_ERROR)
         _name_lists(schemas)
+        _binary_files(schemas)
         for path, item in schema.get("paths", {}).items():
             for method, operation in item.items():
                 responses = operation.setdefault("responses", {})
