@@ -802,20 +802,17 @@
   }
 
   // The same run again, recording the candidate scores (from the teaching mode of a run that
-  // did not): its stored configuration, posted back to the API.
+  // did not), or a what-if saved as a run: the server builds it from the stored run with the
+  // changes (a what-if's k and nu), so nothing of the stored configuration is lost here.
   async function rerunWithScores(button) {
     const note = button.parentElement.querySelector(".rerun-note");
     button.disabled = true;
     try {
-      const run = await (await fetch(button.dataset.rerun, { headers: { Accept: "application/json" } })).json();
-      const changes = JSON.parse(button.dataset.changes || "{}");  // a what-if's k and nu
-      const body = {
-        dataset_id: run.dataset_id, algorithm: run.algorithm, objective: run.objective,
-        k: "k" in changes ? changes.k : run.k,
-        params: "nu" in changes ? { ...run.params, nu: changes.nu } : run.params,
-        seed: run.seed, test_fraction: run.test_fraction, record_candidates: true,
-      };
-      const response = await fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+      const response = await fetch(button.dataset.rerun, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: button.dataset.changes || "{}",
+      });
       const created = await response.json();
       if (!response.ok) throw new Error((created.detail && (created.detail[0]?.msg || created.detail)) || response.status);
       window.location.assign(`/teach/${created.id}?step=0`);

@@ -234,3 +234,32 @@ def test_changing_k_in_teaching_mode_redraws_at_once(
     page.wait_for_function("location.search === '?step=3&k=2'")
     assert "k = 2" in page.inner_text(".what-if-note")
     page.screenshot(path=str(SHOTS / "pages-teach-what-if.png"), full_page=True)
+
+
+def test_a_what_if_saved_from_the_teaching_page_keeps_standardize(
+    server: str, page: Any, finished_run: dict[str, Any]
+) -> None:
+    run = api(
+        server,
+        "POST",
+        "/api/runs",
+        json={
+            "dataset_id": finished_run["dataset_id"],
+            "algorithm": "foba-obj",
+            "k": 4,
+            "standardize": False,
+            "seed": 3,
+        },
+    )
+    wait_done(server, run["id"])
+    page.goto(f"{server}/teach/{run['id']}?step=1")
+    page.click("text=Run it again with the scores")  # this run did not record them
+    page.wait_for_url(re.compile(r"/teach/\d+\?step=0$"))
+    again = api(server, "GET", f"/api/runs/{page.url.split('/teach/')[1].split('?')[0]}")
+    assert (again["standardize"], again["record_candidates"], again["seed"]) == (False, True, 3)
+    assert again["k"] == 4  # the button beside the title runs the stored run again
+    page.goto(f"{server}/teach/{run['id']}?step=1&k=2")
+    page.click(".what-if-note button")  # "save it as a run"
+    page.wait_for_url(re.compile(r"/teach/\d+\?step=0$"))
+    saved = api(server, "GET", f"/api/runs/{page.url.split('/teach/')[1].split('?')[0]}")
+    assert (saved["standardize"], saved["k"], saved["seed"]) == (False, 2, 3)

@@ -410,3 +410,32 @@ def test_instant_reruns_say_why_they_are_not_offered_on_large_data(site):
     page = html_of(site.client, f"/teach/{run['id']}?step=0")
     assert "instant reruns are for data sets of at most 50 features" in page
     assert 'name="k"' not in page
+
+
+def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
+    """"Save it as a run" on the teaching page: the server builds the new run from the stored
+    one with the changes, so standardize=false, the split and the seed are kept."""
+    ds = site.dataset
+    run = wait_for(
+        site.client,
+        submit(
+            site.client, ds["id"], algorithm="foba-obj", k=3, standardize=False,
+            test_fraction=0.25, seed=7,
+        )["id"],
+    )
+    assert run["standardize"] is False
+    page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
+    assert f'data-rerun="/api/runs/{run["id"]}/rerun"' in page
+    changes = json.loads(re.search(r'data-changes="([^"]*)"', page).group(1).replace("&#34;", '"'))
+    assert changes == {"k": 2, "nu": 0.3}
+    response = site.client.post(f"/api/runs/{run['id']}/rerun", json=changes)
+    assert response.status_code == 202, response.text
+    saved = wait_for(site.client, response.json()["id"])
+    assert saved["standardize"] is False
+    assert (saved["k"], saved["params"]["nu"], saved["record_candidates"]) == (2, 0.3, True)
+    assert (saved["test_fraction"], saved["seed"]) == (0.25, 7)
+    # Without changes: the same run again, recording the candidate scores.
+    again = site.client.post(f"/api/runs/{site.forward['id']}/rerun", json={}).json()
+    assert (again["k"], again["record_candidates"], again["standardize"]) == (3, True, True)
+    assert site.client.post("/api/runs/999999/rerun", json={}).status_code == 404
+    assert site.client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422
