@@ -28,7 +28,8 @@ def html_of(client, url: str, status: int = 200, **kwargs) -> str:
 
 
 def test_templates_reference_no_cdn():
-    for path in [*ROOT.joinpath("templates").rglob("*.html"), ROOT / "static" / "app.js"]:
+    scripts = ROOT.joinpath("static", "js").glob("*.js")
+    for path in [*ROOT.joinpath("templates").rglob("*.html"), *scripts]:
         text = path.read_text()
         for url in re.findall(r'(?:src|href)\s*=\s*["\'](https?:)?//', text):
             pytest.fail(f"{path.name} loads from another host: {url}")
@@ -42,8 +43,30 @@ def test_vendored_libraries_are_served(site):
         assert len(response.content) > 10_000
     readme = (ROOT / "static" / "vendor" / "README.md").read_text()
     assert "htmx.org" in readme and "plotly.js-dist-min" in readme and "MIT" in readme
-    assert site.client.get("/static/app.js").status_code == 200
+    for script in ROOT.joinpath("static/js").glob("*.js"):
+        assert site.client.get(f"/static/js/{script.name}").status_code == 200
     assert site.client.get("/static/app.css").status_code == 200
+
+
+def test_each_page_loads_only_the_scripts_it_needs(site):
+    """Small ES modules under static/js, loaded by the templates that need them; the CSRF
+    token goes through api() and hx-headers, never by patching fetch or XMLHttpRequest."""
+
+    def scripts(url: str) -> set[str]:
+        tag = r'<script type="module" src="/static/js/(\w+)\.js"'
+        return set(re.findall(tag, html_of(site.client, url)))
+
+    common = {"figures", "forms"}
+    assert scripts("/") == common | {"upload"}
+    assert scripts("/runs") == common | {"runs_table"}
+    assert scripts(f"/runs/{site.foba['id']}") >= common | {"player"}
+    assert scripts(f"/teach/{site.foba['id']}?step=0") == common | {"teach"}
+    assert scripts(f"/comparisons/{site.comparison['id']}") == common
+    for path in ROOT.joinpath("static/js").glob("*.js"):
+        text = path.read_text()
+        assert "window.fetch =" not in text and "XMLHttpRequest.prototype" not in text, path
+        assert "eval(" not in text and "new Function" not in text, path
+    assert not ROOT.joinpath("static", "app.js").exists()
 
 
 # --------------------------------------------------------------------------- home
@@ -188,22 +211,41 @@ def test_backward_elimination_is_greyed_out_and_refused_when_n_is_not_above_d(si
     assert "more samples than features" in response.json()["detail"][0]["msg"]
 
 
-def test_queued_run_page_follows_the_trace_api(idle):
+def test_queued_run_page_is_followed_by_htmx_polling(idle):
+    """While a run is queued or running, HTMX polls its live fragment, which holds the path
+    drawn by the server (the finished page's function); once it has ended, HX-Refresh."""
     ds = generate(idle, "gaussian_regression", n=40, d=8)
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2)
-    page = html_of(idle, f"/runs/{run['id']}")
-    assert 'data-live="live-setup"' in page and "Cancel the run" in page
+    rid = run["id"]
+    page = html_of(idle, f"/runs/{rid}")
+    assert f'hx-get="/runs/{rid}/live" hx-trigger="every 1s"' in page
+    assert f'hx-post="/api/runs/{rid}/cancel"' in page and "Cancel the run" in page
     assert 'role="progressbar"' in page and 'id="run-status"' in page
-    setup = json.loads(re.search(r'id="live-setup">(.*?)</script>', page, re.S).group(1))
-    assert setup["trace_url"] == f"/api/runs/{run['id']}/trace"
-    assert setup["names"] == ds["feature_names"] and setup["styles"]["add"]["symbol"]
-    for layout in setup["layouts"].values():
-        check_figure({"data": [], "layout": layout})
-    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
-    assert (poll["status"], poll["progress"], poll["complete"]) == ("queued", 0.0, False)
+    for fig in figures(page).values():
+        check_figure(fig)
+    live = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert live.status_code == 200 and "HX-Refresh" not in live.headers
+    assert "<html" not in live.text and 'hx-trigger="every 1s"' in live.text
+    assert 'id="run-status" hx-swap-oob="true"' in live.text
+    assert set(figures(live.text)) == {"chart-path", "chart-objective-step"}
     assert idle.post(f"/api/runs/{run['id']}/cancel").status_code == 200
-    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
-    assert poll["complete"] and poll["cancel_requested"]  # ended: the page reloads itself
+    ended = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert ended.headers["HX-Refresh"] == "true"  # the page loads again, finished
+
+
+def test_live_path_is_the_finished_pages_figure():
+    """The live page's path comes from charts/run.py; no script draws one of its own."""
+    from app.web.charts import run as run_charts
+    from engine.trace import Event
+
+    events = [
+        Event(step=0, kind="add", feature=1, objective=2.0, support_size=1),
+        Event(step=1, kind="add", feature=0, objective=1.0, support_size=2),
+    ]
+    fig = run_charts.path_figure(events, ["a", "b"], title="Features by step (live)")
+    check_figure(fig)
+    for path in ROOT.joinpath("static", "js").glob("*.js"):
+        assert "pathFigure" not in path.read_text()
 
 
 def test_a_long_run_keeps_its_page_light(site):
@@ -375,7 +417,7 @@ def test_api_docs_are_served_from_vendored_files(site):
         assert response.status_code == 200, path
         assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
         assert response.headers["content-encoding"] == "gzip"
-    assert site.client.get("/static/app.js").headers["cache-control"] == "no-cache"
+    assert site.client.get("/static/js/api.js").headers["cache-control"] == "no-cache"
     assert site.client.get("/redoc").status_code == 404
 
 
@@ -413,14 +455,19 @@ def test_instant_reruns_say_why_they_are_not_offered_on_large_data(site):
 
 
 def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
-    """"Save it as a run" on the teaching page: the server builds the new run from the stored
+    """ "Save it as a run" on the teaching page: the server builds the new run from the stored
     one with the changes, so standardize=false, the split and the seed are kept."""
     ds = site.dataset
     run = wait_for(
         site.client,
         submit(
-            site.client, ds["id"], algorithm="foba-obj", k=3, standardize=False,
-            test_fraction=0.25, seed=7,
+            site.client,
+            ds["id"],
+            algorithm="foba-obj",
+            k=3,
+            standardize=False,
+            test_fraction=0.25,
+            seed=7,
         )["id"],
     )
     assert run["standardize"] is False
@@ -439,3 +486,4 @@ def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
     assert (again["k"], again["record_candidates"], again["standardize"]) == (3, True, True)
     assert site.client.post("/api/runs/999999/rerun", json={}).status_code == 404
     assert site.client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422
+
