@@ -3,7 +3,6 @@
 import { api } from "./api.js";
 import { plot } from "./figures.js";
 
-const KIND_NAMES = { add: "addition", remove: "deletion", check: "backward check", swap: "swap", iterate: "iteration", stop: "stop" };
 const FIGURE_DIVS = { path: "chart-path", objective_step: "chart-objective-step", objective_size: "chart-objective-size", coef: "chart-coef", roc: "chart-roc" };
 
 // A finished run's page holds no chart data: fetch it (one compressed JSON document).
@@ -42,7 +41,7 @@ function setupPlayer(section, data) {
     const f = frames[i];
     slider.value = i;
     text.no.textContent = `Step ${f.step} of ${frames[frames.length - 1].step}`;
-    text.kind.textContent = KIND_NAMES[f.kind] || f.kind;
+    text.kind.textContent = data.kinds[f.kind] || f.kind;  // the server's names (charts/kinds.py)
     text.kind.className = `step-kind badge kind-${f.kind}`;
     text.desc.textContent = f.text;
     const support = data.supports[f.support] || [];

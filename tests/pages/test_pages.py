@@ -487,3 +487,23 @@ def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
     assert site.client.post("/api/runs/999999/rerun", json={}).status_code == 404
     assert site.client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422
 
+
+def test_event_kinds_are_named_in_one_place(site):
+    """charts/kinds.py names the kinds; the player's frames, the chart legends and the teaching
+    page's timeline and badge all take their words from it, and no script keeps its own."""
+    from app.web.charts.kinds import EVENT_KINDS
+    from app.web.charts.style import ADD, CHECK, REMOVE
+
+    run_id = site.foba["id"]
+    payload = site.client.get(f"/runs/{run_id}/figures").json()
+    assert payload["frames"]["kinds"] == {k: v.name for k, v in EVENT_KINDS.items()}
+    assert (ADD["label"], REMOVE["label"]) == ("addition", "deletion")
+    assert CHECK["label"].startswith(EVENT_KINDS["check"].name)
+    legend = {t.get("name") for t in payload["figures"]["path"]["data"]}
+    assert {"addition"} <= legend
+    page = html_of(site.client, f"/teach/{run_id}?step=0")
+    assert f'class="badge kind-add">{EVENT_KINDS["add"].heading}<' in page
+    assert 'title="step 0: addition ' in page
+    for path in ROOT.joinpath("static", "js").glob("*.js"):
+        text = path.read_text()
+        assert '"addition"' not in text and '"backward check"' not in text, path
