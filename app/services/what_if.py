@@ -5,6 +5,8 @@ shows the new path beside the stored run, one decision at a time.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -62,9 +64,29 @@ def changes_of(run: Run, k: str | None, nu: str | None) -> dict[str, Any]:
     return changes
 
 
+MAX_KEPT = 16  # what-ifs kept: each arrow key of a what-if page asks for the same one again
+_kept: OrderedDict[tuple[Any, ...], WhatIf] = OrderedDict()
+_lock = threading.Lock()
+
+
 def recompute(store: ArrayStore, run: Run, dataset: Dataset, changes: dict[str, Any]) -> WhatIf:
     """The run again with ``changes`` (k and nu), on the same rows, recording every decision's
-    candidate scores."""
+    candidate scores; computed once per run and set of changes (the last MAX_KEPT are kept,
+    so stepping through a what-if does not run the engine at every step)."""
+    key = (run.id, run.attempt, run.finished_at, dataset.id, tuple(sorted(changes.items())))
+    with _lock:
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
+    found = _recompute(store, run, dataset, changes)
+    with _lock:
+        _kept[key] = found
+        while len(_kept) > MAX_KEPT:
+            _kept.popitem(last=False)
+    return found
+
+
+def _recompute(store: ArrayStore, run: Run, dataset: Dataset, changes: dict[str, Any]) -> WhatIf:
     if reason := unavailable(dataset):
         raise InvalidInput(reason, loc=("query",))
     k = changes.get("k", run.k)

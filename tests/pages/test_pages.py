@@ -488,6 +488,49 @@ def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
     assert site.client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422
 
 
+def test_a_finished_run_page_decodes_its_trace_and_computes_its_roc_once(site, monkeypatch):
+    from app.services import runs as run_service
+    from app.web.charts import recovery
+    from app.web.views import traces
+
+    calls = {"trace": 0, "roc": 0}
+    read, roc_of = run_service.trace_events, recovery.roc_of
+
+    def counted_read(*args, **kwargs):
+        calls["trace"] += 1
+        return read(*args, **kwargs)
+
+    def counted_roc(*args, **kwargs):
+        calls["roc"] += 1
+        return roc_of(*args, **kwargs)
+
+    monkeypatch.setattr(run_service, "trace_events", counted_read)
+    monkeypatch.setattr(recovery, "roc_of", counted_roc)
+    traces.forget()
+    run_id = site.foba["id"]  # on data with a known true support: the page shows the AUC
+    assert "ROC AUC" in html_of(site.client, f"/runs/{run_id}")
+    assert "roc" in site.client.get(f"/runs/{run_id}/figures").json()["figures"]
+    for step in range(3):  # the teaching mode's steps read the same decoded trace
+        html_of(site.client, f"/teach/{run_id}?step={step}")
+    assert calls == {"trace": 1, "roc": 1}
+
+
+def test_a_what_if_is_computed_once_per_set_of_changes(site, monkeypatch):
+    from app.services import what_if
+
+    calls = []
+    select_run = what_if.select_run
+    monkeypatch.setattr(
+        what_if, "select_run", lambda *a, **kw: calls.append(1) or select_run(*a, **kw)
+    )
+    run_id = site.foba["id"]
+    for step in range(4):  # the arrow keys through a what-if
+        html_of(site.client, f"/teach/{run_id}?step={step}&k=2&nu=0.35")
+    assert len(calls) == 1
+    html_of(site.client, f"/teach/{run_id}?step=0&k=2&nu=0.45")  # another set: computed
+    assert len(calls) == 2
+
+
 def test_event_kinds_are_named_in_one_place(site):
     """charts/kinds.py names the kinds; the player's frames, the chart legends and the teaching
     page's timeline and badge all take their words from it, and no script keeps its own."""
