@@ -37,7 +37,7 @@ def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, An
     """What the trace player steps through: one frame per event (iterate events thinned when
     there are more than MAX_FRAMES), each pointing at the support after it (supports are
     listed once each time they change), with the kinds' names the player shows."""
-    keep = _thin(events)
+    keep = thin(events)
     supports: list[list[int]] = []
     frames: list[dict[str, Any]] = []
     last: frozenset[int] | None = None
@@ -60,7 +60,9 @@ def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, An
     return {"names": list(names), "kinds": kind_names(), "supports": supports, "frames": frames}
 
 
-def _thin(events: Sequence[Event]) -> list[bool]:
+def thin(events: Sequence[Event]) -> list[bool]:
+    """Which events to keep: all of them up to MAX_FRAMES, else every event that is not an
+    iteration and an evenly spread share of the iterations."""
     n = len(events)
     if n <= MAX_FRAMES:
         return [True] * n

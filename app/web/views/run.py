@@ -117,6 +117,9 @@ def live_view(session: Session, run: Run, dataset: Dataset) -> dict[str, Any]:
     events = run_service.trace_events(session, run.id)
     names = dataset.feature_names
     support = supports_in_order(events)[-1] if events else []
+    # Polled every second: long traces are thinned as the player thins them (iterations only,
+    # so the support bars are exact).
+    events = [e for e, kept in zip(events, player.thin(events), strict=True) if kept]
     title = "Features by step (live)"
     return {
         "events_count": len(events),
