@@ -18,6 +18,7 @@ from starlette.types import Scope
 
 from app.errors import AppError
 from app.models import ACTIVE
+from app.web.charts.kinds import EVENT_KINDS, kind_of
 from app.web.charts.style import DASH, fmt, num
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +60,9 @@ def _seconds(value: float | None) -> str:
 
 
 templates.env.filters.update(num=_num, plain=_plain, when=_when, seconds=_seconds)
-templates.env.globals.update(ACTIVE=[s.value for s in ACTIVE])
+templates.env.globals.update(
+    ACTIVE=[s.value for s in ACTIVE], EVENT_KINDS=EVENT_KINDS, kind_of=kind_of
+)
 
 
 class PageRoute(APIRoute):

@@ -36,7 +36,7 @@ def test_every_response_carries_the_security_headers(client) -> None:
         "page": client.get("/", headers={"Accept": "text/html"}),
         "data set page": client.get(f"/datasets/{ds['id']}", headers={"Accept": "text/html"}),
         "api": client.get("/api/datasets"),
-        "static": client.get("/static/app.js"),
+        "static": client.get("/static/js/api.js"),
         "404 page": client.get("/nowhere", headers={"Accept": "text/html"}),
         "422": client.get("/api/runs/x"),
         "405": client.put("/api/runs"),

@@ -28,7 +28,8 @@ def html_of(client, url: str, status: int = 200, **kwargs) -> str:
 
 
 def test_templates_reference_no_cdn():
-    for path in [*ROOT.joinpath("templates").rglob("*.html"), ROOT / "static" / "app.js"]:
+    scripts = ROOT.joinpath("static", "js").glob("*.js")
+    for path in [*ROOT.joinpath("templates").rglob("*.html"), *scripts]:
         text = path.read_text()
         for url in re.findall(r'(?:src|href)\s*=\s*["\'](https?:)?//', text):
             pytest.fail(f"{path.name} loads from another host: {url}")
@@ -42,8 +43,30 @@ def test_vendored_libraries_are_served(site):
         assert len(response.content) > 10_000
     readme = (ROOT / "static" / "vendor" / "README.md").read_text()
     assert "htmx.org" in readme and "plotly.js-dist-min" in readme and "MIT" in readme
-    assert site.client.get("/static/app.js").status_code == 200
+    for script in ROOT.joinpath("static/js").glob("*.js"):
+        assert site.client.get(f"/static/js/{script.name}").status_code == 200
     assert site.client.get("/static/app.css").status_code == 200
+
+
+def test_each_page_loads_only_the_scripts_it_needs(site):
+    """Small ES modules under static/js, loaded by the templates that need them; the CSRF
+    token goes through api() and hx-headers, never by patching fetch or XMLHttpRequest."""
+
+    def scripts(url: str) -> set[str]:
+        tag = r'<script type="module" src="/static/js/(\w+)\.js"'
+        return set(re.findall(tag, html_of(site.client, url)))
+
+    common = {"figures", "forms"}
+    assert scripts("/") == common | {"upload"}
+    assert scripts("/runs") == common | {"runs_table"}
+    assert scripts(f"/runs/{site.foba['id']}") >= common | {"player"}
+    assert scripts(f"/teach/{site.foba['id']}?step=0") == common | {"teach"}
+    assert scripts(f"/comparisons/{site.comparison['id']}") == common
+    for path in ROOT.joinpath("static/js").glob("*.js"):
+        text = path.read_text()
+        assert "window.fetch =" not in text and "XMLHttpRequest.prototype" not in text, path
+        assert "eval(" not in text and "new Function" not in text, path
+    assert not ROOT.joinpath("static", "app.js").exists()
 
 
 # --------------------------------------------------------------------------- home
@@ -188,22 +211,41 @@ def test_backward_elimination_is_greyed_out_and_refused_when_n_is_not_above_d(si
     assert "more samples than features" in response.json()["detail"][0]["msg"]
 
 
-def test_queued_run_page_follows_the_trace_api(idle):
+def test_queued_run_page_is_followed_by_htmx_polling(idle):
+    """While a run is queued or running, HTMX polls its live fragment, which holds the path
+    drawn by the server (the finished page's function); once it has ended, HX-Refresh."""
     ds = generate(idle, "gaussian_regression", n=40, d=8)
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2)
-    page = html_of(idle, f"/runs/{run['id']}")
-    assert 'data-live="live-setup"' in page and "Cancel the run" in page
+    rid = run["id"]
+    page = html_of(idle, f"/runs/{rid}")
+    assert f'hx-get="/runs/{rid}/live" hx-trigger="every 1s"' in page
+    assert f'hx-post="/api/runs/{rid}/cancel"' in page and "Cancel the run" in page
     assert 'role="progressbar"' in page and 'id="run-status"' in page
-    setup = json.loads(re.search(r'id="live-setup">(.*?)</script>', page, re.S).group(1))
-    assert setup["trace_url"] == f"/api/runs/{run['id']}/trace"
-    assert setup["names"] == ds["feature_names"] and setup["styles"]["add"]["symbol"]
-    for layout in setup["layouts"].values():
-        check_figure({"data": [], "layout": layout})
-    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
-    assert (poll["status"], poll["progress"], poll["complete"]) == ("queued", 0.0, False)
+    for fig in figures(page).values():
+        check_figure(fig)
+    live = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert live.status_code == 200 and "HX-Refresh" not in live.headers
+    assert "<html" not in live.text and 'hx-trigger="every 1s"' in live.text
+    assert 'id="run-status" hx-swap-oob="true"' in live.text
+    assert set(figures(live.text)) == {"chart-path", "chart-objective-step"}
     assert idle.post(f"/api/runs/{run['id']}/cancel").status_code == 200
-    poll = idle.get(f"{setup['trace_url']}?after=-1").json()
-    assert poll["complete"] and poll["cancel_requested"]  # ended: the page reloads itself
+    ended = idle.get(f"/runs/{run['id']}/live", headers=HX)
+    assert ended.headers["HX-Refresh"] == "true"  # the page loads again, finished
+
+
+def test_live_path_is_the_finished_pages_figure():
+    """The live page's path comes from charts/run.py; no script draws one of its own."""
+    from app.web.charts import run as run_charts
+    from engine.trace import Event
+
+    events = [
+        Event(step=0, kind="add", feature=1, objective=2.0, support_size=1),
+        Event(step=1, kind="add", feature=0, objective=1.0, support_size=2),
+    ]
+    fig = run_charts.path_figure(events, ["a", "b"], title="Features by step (live)")
+    check_figure(fig)
+    for path in ROOT.joinpath("static", "js").glob("*.js"):
+        assert "pathFigure" not in path.read_text()
 
 
 def test_a_long_run_keeps_its_page_light(site):
@@ -375,7 +417,7 @@ def test_api_docs_are_served_from_vendored_files(site):
         assert response.status_code == 200, path
         assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
         assert response.headers["content-encoding"] == "gzip"
-    assert site.client.get("/static/app.js").headers["cache-control"] == "no-cache"
+    assert site.client.get("/static/js/api.js").headers["cache-control"] == "no-cache"
     assert site.client.get("/redoc").status_code == 404
 
 
@@ -410,3 +452,101 @@ def test_instant_reruns_say_why_they_are_not_offered_on_large_data(site):
     page = html_of(site.client, f"/teach/{run['id']}?step=0")
     assert "instant reruns are for data sets of at most 50 features" in page
     assert 'name="k"' not in page
+
+
+def test_a_what_if_saved_as_a_run_keeps_the_stored_runs_configuration(site):
+    """ "Save it as a run" on the teaching page: the server builds the new run from the stored
+    one with the changes, so standardize=false, the split and the seed are kept."""
+    ds = site.dataset
+    run = wait_for(
+        site.client,
+        submit(
+            site.client,
+            ds["id"],
+            algorithm="foba-obj",
+            k=3,
+            standardize=False,
+            test_fraction=0.25,
+            seed=7,
+        )["id"],
+    )
+    assert run["standardize"] is False
+    page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
+    assert f'data-rerun="/api/runs/{run["id"]}/rerun"' in page
+    changes = json.loads(re.search(r'data-changes="([^"]*)"', page).group(1).replace("&#34;", '"'))
+    assert changes == {"k": 2, "nu": 0.3}
+    response = site.client.post(f"/api/runs/{run['id']}/rerun", json=changes)
+    assert response.status_code == 202, response.text
+    saved = wait_for(site.client, response.json()["id"])
+    assert saved["standardize"] is False
+    assert (saved["k"], saved["params"]["nu"], saved["record_candidates"]) == (2, 0.3, True)
+    assert (saved["test_fraction"], saved["seed"]) == (0.25, 7)
+    # Without changes: the same run again, recording the candidate scores.
+    again = site.client.post(f"/api/runs/{site.forward['id']}/rerun", json={}).json()
+    assert (again["k"], again["record_candidates"], again["standardize"]) == (3, True, True)
+    assert site.client.post("/api/runs/999999/rerun", json={}).status_code == 404
+    assert site.client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422
+
+
+def test_a_finished_run_page_decodes_its_trace_and_computes_its_roc_once(site, monkeypatch):
+    from app.services import runs as run_service
+    from app.web.charts import recovery
+    from app.web.views import traces
+
+    calls = {"trace": 0, "roc": 0}
+    read, roc_of = run_service.trace_events, recovery.roc_of
+
+    def counted_read(*args, **kwargs):
+        calls["trace"] += 1
+        return read(*args, **kwargs)
+
+    def counted_roc(*args, **kwargs):
+        calls["roc"] += 1
+        return roc_of(*args, **kwargs)
+
+    monkeypatch.setattr(run_service, "trace_events", counted_read)
+    monkeypatch.setattr(recovery, "roc_of", counted_roc)
+    traces.forget()
+    run_id = site.foba["id"]  # on data with a known true support: the page shows the AUC
+    assert "ROC AUC" in html_of(site.client, f"/runs/{run_id}")
+    assert "roc" in site.client.get(f"/runs/{run_id}/figures").json()["figures"]
+    for step in range(3):  # the teaching mode's steps read the same decoded trace
+        html_of(site.client, f"/teach/{run_id}?step={step}")
+    assert calls == {"trace": 1, "roc": 1}
+
+
+def test_a_what_if_is_computed_once_per_set_of_changes(site, monkeypatch):
+    from app.services import what_if
+
+    calls = []
+    select_run = what_if.select_run
+    monkeypatch.setattr(
+        what_if, "select_run", lambda *a, **kw: calls.append(1) or select_run(*a, **kw)
+    )
+    run_id = site.foba["id"]
+    for step in range(4):  # the arrow keys through a what-if
+        html_of(site.client, f"/teach/{run_id}?step={step}&k=2&nu=0.35")
+    assert len(calls) == 1
+    html_of(site.client, f"/teach/{run_id}?step=0&k=2&nu=0.45")  # another set: computed
+    assert len(calls) == 2
+
+
+def test_event_kinds_are_named_in_one_place(site):
+    """charts/kinds.py names the kinds; the player's frames, the chart legends and the teaching
+    page's timeline and badge all take their words from it, and no script keeps its own."""
+    from app.web.charts.kinds import EVENT_KINDS
+    from app.web.charts.style import ADD, CHECK, REMOVE
+
+    run_id = site.foba["id"]
+    payload = site.client.get(f"/runs/{run_id}/figures").json()
+    assert payload["frames"]["kinds"] == {k: v.name for k, v in EVENT_KINDS.items()}
+    assert (ADD["label"], REMOVE["label"]) == ("addition", "deletion")
+    assert CHECK["label"].startswith(EVENT_KINDS["check"].name)
+    legend = {t.get("name") for t in payload["figures"]["path"]["data"]}
+    assert {"addition"} <= legend
+    page = html_of(site.client, f"/teach/{run_id}?step=0")
+    assert f'class="badge kind-add">{EVENT_KINDS["add"].heading}<' in page
+    assert 'title="step 0: addition ' in page
+    for path in ROOT.joinpath("static", "js").glob("*.js"):
+        text = path.read_text()
+        assert '"addition"' not in text and '"backward check"' not in text, path

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from app.web.charts.kinds import kind_names
 from app.web.charts.style import MAX_FRAMES, feature_name, fmt, num
 from engine.trace import Event, replay
 
@@ -35,8 +36,8 @@ def event_text(e: Event, names: Sequence[str]) -> str:
 def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, Any]:
     """What the trace player steps through: one frame per event (iterate events thinned when
     there are more than MAX_FRAMES), each pointing at the support after it (supports are
-    listed once each time they change)."""
-    keep = _thin(events)
+    listed once each time they change), with the kinds' names the player shows."""
+    keep = thin(events)
     supports: list[list[int]] = []
     frames: list[dict[str, Any]] = []
     last: frozenset[int] | None = None
@@ -56,10 +57,12 @@ def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, An
                 "support": len(supports) - 1,
             }
         )
-    return {"names": list(names), "supports": supports, "frames": frames}
+    return {"names": list(names), "kinds": kind_names(), "supports": supports, "frames": frames}
 
 
-def _thin(events: Sequence[Event]) -> list[bool]:
+def thin(events: Sequence[Event]) -> list[bool]:
+    """Which events to keep: all of them up to MAX_FRAMES, else every event that is not an
+    iteration and an evenly spread share of the iterations."""
     n = len(events)
     if n <= MAX_FRAMES:
         return [True] * n

@@ -13,6 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from app.web.charts.kinds import EVENT_KINDS
+
 Figure = dict[str, Any]
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -22,11 +24,16 @@ SERIES = (BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, BLACK, YELLOW)
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star", "hexagon", "pentagon")
 
-ADD = {"color": BLUE, "symbol": "triangle-up", "label": "addition"}
-REMOVE = {"color": VERMILLION, "symbol": "x", "label": "deletion"}
-SWAP_IN = {"color": GREEN, "symbol": "diamond", "label": "swap: in"}
-SWAP_OUT = {"color": VERMILLION, "symbol": "diamond-open", "label": "swap: out"}
-CHECK = {"color": GREY, "symbol": "circle-open", "label": "backward check: kept"}
+# The event kinds' markers; their names are the pages' one vocabulary (charts/kinds.py).
+ADD = {"color": BLUE, "symbol": "triangle-up", "label": EVENT_KINDS["add"].name}
+REMOVE = {"color": VERMILLION, "symbol": "x", "label": EVENT_KINDS["remove"].name}
+SWAP_IN = {"color": GREEN, "symbol": "diamond", "label": f"{EVENT_KINDS['swap'].name}: in"}
+SWAP_OUT = {
+    "color": VERMILLION,
+    "symbol": "diamond-open",
+    "label": f"{EVENT_KINDS['swap'].name}: out",
+}
+CHECK = {"color": GREY, "symbol": "circle-open", "label": f"{EVENT_KINDS['check'].name}: kept"}
 
 DASH = "\u2013"  # shown for a missing number
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"

@@ -104,6 +104,13 @@ def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
     return render(request, "run.html", run_view.run_page(session, run_id))
 
 
+@router.get("/runs/{run_id}/live")
+def run_live(request: Request, session: SessionDep, run_id: Id) -> Response:
+    """A running run's live fragment, polled by HTMX; once it has ended, HX-Refresh."""
+    context = run_view.run_live(session, run_id)
+    return _live(render(request, "partials/run_live.html", context), context["live"])
+
+
 @router.get("/runs/{run_id}/figures")
 def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
@@ -115,8 +122,14 @@ def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
 
 @router.get("/cv/{cv_id}")
 def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
-    """Folds done while they run (the browser polls the study's JSON), then the curve."""
+    """Folds done while they run (HTMX polls /cv/{id}/live), then the curve."""
     return render(request, "cv.html", cv_view.cv_page(session, cv_id))
+
+
+@router.get("/cv/{cv_id}/live")
+def cv_live(request: Request, session: SessionDep, cv_id: Id) -> Response:
+    context = {**cv_view.cv_page(session, cv_id), "oob": True}
+    return _live(render(request, "partials/cv_live.html", context), context["live"])
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -131,10 +144,7 @@ def comparison_page(request: Request, session: SessionDep, comparison_id: Id) ->
 @router.get("/comparisons/{comparison_id}/live")
 def comparison_live(request: Request, session: SessionDep, comparison_id: Id) -> Response:
     context = compare_view.comparison_page(session, comparison_id)
-    response = render(request, "partials/comparison_runs.html", context)
-    if not context["live"]:
-        response.headers["HX-Refresh"] = "true"
-    return response
+    return _live(render(request, "partials/comparison_runs.html", context), context["live"])
 
 
 @router.get("/comparisons/{comparison_id}/by-k")
@@ -196,6 +206,14 @@ def teach_page(
         fragment="partials/teach_panel.html",
         target="teach-panel",
     )
+
+
+def _live(response: Response, live: bool) -> Response:
+    """A polled fragment (run, cross-validation, comparison): once the work has ended, the
+    page is loaded again (HX-Refresh), which shows the results and stops the polling."""
+    if not live:
+        response.headers["HX-Refresh"] = "true"
+    return response
 
 
 __all__ = ["router"]

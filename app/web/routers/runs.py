@@ -19,7 +19,7 @@ from app.models import (
     RunUpdate,
     TracePage,
 )
-from app.services import datasets, run_edits, runs
+from app.services import datasets, run_edits, runs, what_if
 from app.web import export
 from app.web.deps import BackendDep, Id, Offset, SessionDep, StoreDep
 
@@ -54,6 +54,27 @@ def submit_run(
 ):
     """Queue a run; poll its URL (or its trace) until the status is final."""
     run = runs.submit_run(session, backend, store, body, idempotency_key)
+    response.headers["Location"] = f"/api/runs/{run.id}"
+    return RunPublic.of(run)
+
+
+@router.post(
+    "/runs/{run_id}/rerun",
+    status_code=202,
+    response_model=RunPublic,
+    responses={**NOT_FOUND, **SUBMIT},
+)
+def rerun(
+    session: SessionDep,
+    backend: BackendDep,
+    store: StoreDep,
+    run_id: Id,
+    body: what_if.RerunChanges,
+    response: Response,
+):
+    """Queue a new run with the stored run's configuration (standardize, split and seed
+    included) and the changes in the body: a teaching mode's what-if saved as a run."""
+    run = what_if.rerun(session, backend, store, run_id, body)
     response.headers["Location"] = f"/api/runs/{run.id}"
     return RunPublic.of(run)
 

@@ -98,7 +98,8 @@ def cv_page(session: Session, cv_id: int) -> dict[str, Any]:
         "error_name": ERROR_NAMES.get(public.metric, public.metric),
         "rule_names": RULE_NAMES,
         "final": final,
-        "live_setup": {"url": public.url, "total": public.folds_total},
+        "work_done": sum(1.0 if f.status == "done" else f.progress for f in public.folds)
+        / max(public.folds_total, 1),
     }
     curve = public.curve
     if curve is None:

@@ -8,14 +8,15 @@ import numpy as np
 from sqlmodel import Session
 
 import engine
-from app.models import ACTIVE, Dataset, Run, RunResult
+from app.models import ACTIVE, Dataset, Run, RunResult, stored_id
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import player, recovery
 from app.web.charts import run as run_charts
-from app.web.charts.style import ADD, MAX_PATH_ROWS, REMOVE, SKY, SWAP_IN, SWAP_OUT
-from engine.trace import answer_step
+from app.web.charts.style import feature_name
+from app.web.views import traces
+from engine.trace import answer_step, supports_in_order
 
 # --------------------------------------------------------------------------- runs
 
@@ -31,9 +32,9 @@ def _true_coef(store: ArrayStore, dataset: Dataset) -> np.ndarray | None:
 
 def run_page(session: Session, run_id: int) -> dict[str, Any]:
     """What the run page's HTML holds: status, metrics and the stop explanation. The charts
-    come separately: from ``run_figures`` once the run has ended, from the trace API (only the
-    events after the last one the browser has) while it runs, so a long trace never makes the
-    page heavy."""
+    come separately once the run has ended (``run_figures``), so a long trace never makes the
+    page heavy; while it runs, the page holds the live fragment (``live_view``), which HTMX
+    polls."""
     run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)
@@ -52,14 +53,15 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
         else None,
     }
     if live:
-        context["live_setup"] = live_setup(run, dataset)
+        context.update(live_view(session, run, dataset))
         return context
-    events = run_service.trace_events(session, run_id)
+    trace = traces.trace_of(session, run)
+    events = trace.events
     truth = dataset.true_support
     context["events_count"] = len(events)
     context["answer_step"] = answer_step(events, run.k)
     context["stop_text"] = stop_text(run, result, context["answer_step"])
-    roc = recovery.roc_of(events, truth, dataset.n_features, run.algorithm) if truth else None
+    roc = trace.roc(run, dataset)
     context["roc_auc"] = roc.auc if roc else None
     context["truth_names"] = {dataset.feature_names[j] for j in truth} if truth else set()
     return context
@@ -86,7 +88,8 @@ def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, A
     """The finished run's figures and the player's frames, as one JSON document."""
     run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
-    events = run_service.trace_events(session, run_id)
+    trace = traces.trace_of(session, run)  # decoded once for the page and this document
+    events = trace.events
     names, truth = dataset.feature_names, dataset.true_support
     result = RunResult.model_validate(run.result) if run.result else None
     step = answer_step(events, run.k)
@@ -103,24 +106,37 @@ def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, A
             names=names,
         )
         if truth is not None:
-            roc = recovery.roc_of(events, truth, dataset.n_features, run.algorithm)
+            roc = trace.roc(run, dataset)
             figures["roc"] = recovery.roc_figure([roc] if roc else [])
     return {"figures": figures, "frames": player.player_frames(events, names)}
 
 
-def live_setup(run: Run, dataset: Dataset) -> dict[str, Any]:
-    """What the browser needs to draw a running run from its trace: the feature names, the
-    true support, the event kinds' markers and the two charts' layouts."""
+def live_view(session: Session, run: Run, dataset: Dataset) -> dict[str, Any]:
+    """A running run's fragment: the support now and the two charts of the trace so far,
+    drawn by the same functions as a finished run's."""
+    events = run_service.trace_events(session, stored_id(run))
+    names = dataset.feature_names
+    support = supports_in_order(events)[-1] if events else []
+    # Polled every second: long traces are thinned as the player thins them (iterations only,
+    # so the support bars are exact).
+    events = [e for e, kept in zip(events, player.thin(events), strict=True) if kept]
+    title = "Features by step (live)"
     return {
-        "run": run.id,
-        "trace_url": f"/api/runs/{run.id}/trace",
-        "names": dataset.feature_names,
-        "truth": dataset.true_support or [],
-        "max_rows": MAX_PATH_ROWS,
-        "styles": {"add": ADD, "remove": REMOVE, "swap": SWAP_IN, "swap_out": SWAP_OUT},
-        "bar": SKY,
-        "layouts": {
-            "path": run_charts.path_layout("Features by step (live)", rows=8),
-            "objective": run_charts.objective_step_layout("Objective by step (live)"),
-        },
+        "events_count": len(events),
+        "support": [feature_name(names, j) for j in support],
+        "path_figure": run_charts.path_figure(
+            events, names, true_support=dataset.true_support, title=title
+        ),
+        "objective_figure": run_charts.objective_step_figure(
+            events, title="Objective by step (live)", cursor=False
+        ),
     }
+
+
+def run_live(session: Session, run_id: int) -> dict[str, Any]:
+    """The live fragment HTMX polls; ``live`` false once the run has ended."""
+    run = run_service.get_selection_run(session, run_id)
+    if run.status not in ACTIVE:
+        return {"run": run, "live": False}
+    dataset = dataset_service.get_dataset(session, run.dataset_id)
+    return {"run": run, "live": True, "oob": True, **live_view(session, run, dataset)}

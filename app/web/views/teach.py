@@ -9,13 +9,14 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import NotFound
-from app.models import ACTIVE, Dataset, Run, RunResult, stored_id
+from app.models import ACTIVE, Dataset, Run, RunResult
 from app.services import datasets as dataset_service
 from app.services import lessons, what_if
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts.style import feature_name
 from app.web.views import teach_step as teach
+from app.web.views import traces
 from engine.trace import PATH_POINTS, Event, answer_step
 
 # --------------------------------------------------------------------------- teaching
@@ -113,7 +114,7 @@ def _lesson_of(
             continue
         step = None
         if index is not None:
-            step = matching_step(events, index, run_service.trace_events(session, stored_id(other)))
+            step = matching_step(events, index, traces.trace_of(session, other).events)
         others.append((spec, other, step))
     return {"lesson": found, "others": others}
 
@@ -139,7 +140,7 @@ def teach_page(
         run, events = recomputed.run, recomputed.events
         answer = recomputed.answer
     else:
-        events = run_service.trace_events(session, run_id)
+        events = traces.trace_of(session, run).events  # decoded once per finished run
         result = RunResult.model_validate(run.result) if run.result else None
         answer = [f.name for f in result.support] if result else []
     context: dict[str, Any] = {

@@ -13,6 +13,7 @@ from typing import Any
 
 import engine
 from app.models import Run
+from app.web.charts.kinds import kind_of
 from app.web.charts.style import DASH, Figure, feature_name, num
 from app.web.charts.teach import candidates_figure
 from engine.registry import Traits
@@ -38,14 +39,6 @@ SCORE_HELP = {
     "are refitted (forward stepwise)",
     "alone": "how much the objective falls with this feature alone in the model",
     "score": "the algorithm's forward score",
-}
-KIND_LABELS = {
-    "add": "Forward step",
-    "remove": "Backward step: a deletion",
-    "check": "Backward check: nothing deleted",
-    "swap": "Swap",
-    "iterate": "Iteration",
-    "stop": "Stop",
 }
 
 
@@ -106,7 +99,7 @@ def explain(
         total=len(events),
         event=e,
         kind=kind,
-        kind_label=KIND_LABELS.get(kind, kind),
+        kind_label=kind_of(kind).heading,
         sentence="",
         support_before=[feature_name(names, j) for j in before],
         support_after=[feature_name(names, j) for j in after],
