@@ -20,11 +20,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import engine
+from app.errors import InvalidInput, TooLarge
+from app.ingest.table import LABELS_PER_COLUMN
+from app.ingest.upload import ParsedCsv as Table
+from app.ingest.upload import UploadLimits, parse_csv
+from app.ingest.words import CommandWords, option
+from app.models import UploadOptions
 from engine import ConfigError
 from engine.cv import METRICS, RULES, fold_errors, kfold, plan_cv, summarise
 
 from .progress import ProgressBar
-from .table import Table, TableError, read_table
 
 PROG = "foba-lab"
 WORKER_UNAVAILABLE = (
@@ -77,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
         "predicting its target column, and print them with their coefficients.",
     )
     select.add_argument("csv", help="the CSV file: a header row, then one row per sample")
-    select.add_argument("--target", help="the column to predict (the others are the features)")
+    table = select.add_argument_group(
+        "reading the table (the upload form's options, with the same words)"
+    )
+    for field in TABLE_FIELDS:
+        table.add_argument(option(field), **_field_argument(field))
     select.add_argument(
         "--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s"
     )
@@ -134,6 +143,79 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --------------------------------------------------------------------------- the table
+
+# The upload form's fields that ``select`` takes as options, named and explained as the API
+# names and explains them (UploadOptions); the task follows from --objective.
+TABLE_FIELDS = (
+    "target",
+    "features",
+    "delimiter",
+    "decimal",
+    "encoding",
+    "text_columns",
+    "missing",
+    "id_columns",
+    "positive_class",
+)
+# No server to protect: the sizes are the machine's to bound; one-hot encoding stops where the
+# reader stops remembering a column's values.
+LIMITS = UploadLimits(
+    max_columns=1 << 24,
+    max_line_chars=1 << 30,
+    max_cells=1 << 50,
+    max_categories=LABELS_PER_COLUMN,
+)
+
+
+def _field_argument(name: str) -> dict[str, Any]:
+    field = UploadOptions.model_fields[name]
+    text = (field.description or "").replace("%", "%%")
+    for other in TABLE_FIELDS:  # the API's field names as this command's options
+        text = text.replace(f"'{other}'", option(other))
+        text = text.replace(other, option(other)) if "_" in other else text
+    kwargs: dict[str, Any] = {"help": text}
+    choices = getattr(field.annotation, "__args__", ())
+    if field.annotation is not None and all(isinstance(c, str) for c in choices) and choices:
+        kwargs["choices"] = list(choices)
+    if name != "target" and field.default is not None:
+        kwargs["default"] = field.default
+        kwargs["help"] += " (default %(default)s)"
+    if name == "features":
+        kwargs["metavar"] = "NAMES"
+    return kwargs
+
+
+def read_table(args: argparse.Namespace, task: str) -> Table:
+    """The CSV file read as an upload is (app.ingest), the options named as this command's."""
+    fields = {name: getattr(args, name) for name in TABLE_FIELDS}
+    if fields["target"] is None:
+        fields["target"] = ""  # the reader then lists the columns to choose from
+    opts = UploadOptions(**fields, task=task)
+    try:
+        with open(args.csv, "rb") as raw:
+            return parse_csv(raw, opts, LIMITS, CommandWords())
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {args.csv}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{args.csv} is a directory, not a CSV file") from None
+    except InvalidInput as exc:
+        also = "".join(f"\nand: {problem.message}" for problem in exc.also)
+        raise UsageError(f"{args.csv}: {exc.message}{also}") from None
+    except TooLarge as exc:
+        raise UsageError(f"{args.csv}: {exc.message}") from None
+
+
+def _notes(table: Table) -> list[str]:
+    """What reading the table did besides reading it (columns left out, rows dropped)."""
+    meta = table.meta
+    notes = [f"column {name!r} left out ({why})" for name, why in meta["excluded"].items()]
+    if table.dropped_rows and meta["missing"] == "drop":
+        notes.append(f"{table.dropped_rows} rows with a missing value dropped")
+    notes += [f"{n} missing cells of {name!r} imputed" for name, n in meta["imputed"].items()]
+    return notes + meta["notes"]
+
+
 # --------------------------------------------------------------------------- select
 
 
@@ -145,10 +227,9 @@ def run_select(args: argparse.Namespace) -> int:
     objective = _objective(args.objective)
     params = parse_params(args.param, args.algorithm, objective)
     task = engine.OBJECTIVES[objective].task
-    try:
-        table = read_table(args.csv, args.target, numeric_target=task != "classification")
-    except TableError as exc:
-        raise UsageError(str(exc)) from None
+    table = read_table(args, task)
+    for note in _notes(table):
+        print(f"{PROG} select: note: {note}", file=sys.stderr)
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     bar = ProgressBar(enabled=enabled)
     try:
@@ -319,6 +400,9 @@ def _as_json(args, table: Table, result, cv) -> dict[str, Any]:
     out: dict[str, Any] = {
         "file": str(args.csv),
         "target": table.target,
+        "task": str(table.task),
+        "classes": table.classes,
+        "excluded": table.meta["excluded"],
         "n_samples": int(table.X.shape[0]),
         "n_features": int(table.X.shape[1]),
         "algorithm": result.algorithm,
