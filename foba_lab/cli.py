@@ -2,7 +2,9 @@
 
     foba-lab select data.csv --target y --algorithm foba-obj --k 5 [--cv] [--json]
     foba-lab serve [--host HOST] [--port PORT]
-    foba-lab worker
+    foba-lab worker [--check]
+
+``python -m app [serve | worker [--check]]`` is this command line too (serve by default).
 
 Exit codes: 0 done, 2 the request cannot be carried out as given (the message on stderr says
 what to fix), 130 interrupted.
@@ -11,19 +13,14 @@ what to fix), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import runpy
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import engine
 from app.errors import InvalidInput, TooLarge
-from app.ingest.table import LABELS_PER_COLUMN
-from app.ingest.upload import ParsedCsv as Table
-from app.ingest.upload import UploadLimits, parse_csv
 from app.ingest.words import CommandWords, option
 from app.models import UploadOptions
 from engine import ConfigError
@@ -31,10 +28,10 @@ from engine.cv import METRICS, RULES, fold_errors, kfold, plan_cv, summarise
 
 from .progress import ProgressBar
 
+if TYPE_CHECKING:
+    from app.ingest.upload import ParsedCsv as Table
+
 PROG = "foba-lab"
-WORKER_UNAVAILABLE = (
-    "the distributed worker needs JOB_BACKEND=procrastinate (not available in this version)"
-)
 # The option to fix for each field a ConfigError names.
 OPTION = {
     "algorithm": "--algorithm",
@@ -50,8 +47,8 @@ class UsageError(Exception):
     """A request the command cannot carry out as given; the message says what to fix."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -59,19 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except UsageError as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        print(f"{prog} {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="FoBa Lab: sparse feature selection, traced step by step."
+        prog=prog, description="FoBa Lab: sparse feature selection, traced step by step."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -128,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     select.set_defaults(run=run_select)
 
     serve = commands.add_parser(
-        "serve", help="run the web app (as python -m app)", description="Run the web app."
+        "serve",
+        help="run the web app (python -m app does this by default)",
+        description="Run the web app; it prints where it listens once it is ready, and Ctrl-C "
+        "stops it (its worker processes too).",
     )
     serve.add_argument("--host", help="address to listen on (default: HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: PORT or 8000)")
@@ -137,7 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     worker = commands.add_parser(
         "worker",
         help="run a job worker for the distributed backend",
-        description="Run a job worker for the distributed job backend.",
+        description="Run a job worker for the distributed job backend (JOB_BACKEND="
+        "procrastinate, DATABASE_URL=postgresql://...); WORKER_CONCURRENCY=N runs N worker "
+        "processes. SIGTERM or Ctrl-C hands the running runs back to the queue.",
+    )
+    worker.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 when a worker of this host has a recent heartbeat, 1 otherwise (a "
+        "container's health check)",
     )
     worker.set_defaults(run=run_worker)
     return parser
@@ -157,14 +165,6 @@ TABLE_FIELDS = (
     "missing",
     "id_columns",
     "positive_class",
-)
-# No server to protect: the sizes are the machine's to bound; one-hot encoding stops where the
-# reader stops remembering a column's values.
-LIMITS = UploadLimits(
-    max_columns=1 << 24,
-    max_line_chars=1 << 30,
-    max_cells=1 << 50,
-    max_categories=LABELS_PER_COLUMN,
 )
 
 
@@ -192,9 +192,21 @@ def read_table(args: argparse.Namespace, task: str) -> Table:
     if fields["target"] is None:
         fields["target"] = ""  # the reader then lists the columns to choose from
     opts = UploadOptions(**fields, task=task)
+    # Imported here (pandas): serve and worker do not need it.
+    from app.ingest.table import LABELS_PER_COLUMN
+    from app.ingest.upload import UploadLimits, parse_csv
+
+    # No server to protect: the sizes are the machine's to bound; one-hot encoding stops where
+    # the reader stops remembering a column's values.
+    limits = UploadLimits(
+        max_columns=1 << 24,
+        max_line_chars=1 << 30,
+        max_cells=1 << 50,
+        max_categories=LABELS_PER_COLUMN,
+    )
     try:
         with open(args.csv, "rb") as raw:
-            return parse_csv(raw, opts, LIMITS, CommandWords())
+            return parse_csv(raw, opts, limits, CommandWords())
     except FileNotFoundError:
         raise UsageError(f"no such file: {args.csv}") from None
     except IsADirectoryError:
@@ -462,20 +474,18 @@ def _as_text(args, table: Table, result, cv) -> str:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """What ``python -m app`` runs; HOST and PORT as the app reads them."""
+    """The web app (``app.__main__.serve``); HOST and PORT as the app reads them."""
     if args.host is not None:
         os.environ["HOST"] = args.host
     if args.port is not None:
         os.environ["PORT"] = str(args.port)
-    sys.argv = [f"{PROG} serve"]
-    runpy.run_module("app", run_name="__main__", alter_sys=True)
+    from app.__main__ import serve
+
+    serve()
     return 0
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """``app.__main__.worker()`` when this version of the app has one."""
-    module = importlib.import_module("app.__main__")
-    worker = getattr(module, "worker", None)
-    if not callable(worker):
-        raise UsageError(WORKER_UNAVAILABLE)
-    return int(worker() or 0)
+    from app.__main__ import worker, worker_check
+
+    return worker_check() if args.check else worker()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
@@ -295,19 +295,44 @@ def test_the_progress_bar_follows_the_recorder() -> None:
     assert quiet.getvalue() == ""
 
 
-def test_worker_says_what_it_needs(tmp_path) -> None:
+@pytest.mark.parametrize("door", [["-m", "foba_lab"], ["-m", "app"]], ids=["foba-lab", "app"])
+def test_worker_says_what_it_needs(tmp_path, door) -> None:
     # The worker serves the distributed backend only, on PostgreSQL; the full run through
     # worker processes is tests/app/test_jobs_distributed.py.
-    env = {"DATA_DIR": str(tmp_path), "DATABASE_URL": "", "JOB_BACKEND": "inprocess"}
-    out = foba_lab("worker", env=env)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DATA_DIR": str(tmp_path), "DATABASE_URL": ""}
+    run = [sys.executable, *door, "worker"]
+    out = subprocess.run(
+        run, cwd=ROOT, env={**env, "JOB_BACKEND": "inprocess"}, capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "a worker serves JOB_BACKEND=procrastinate" in out.stderr
-    out = foba_lab("worker", env={**env, "JOB_BACKEND": "procrastinate"})
+    out = subprocess.run(
+        run, cwd=ROOT, env={**env, "JOB_BACKEND": "procrastinate"}, capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "JOB_BACKEND=procrastinate needs PostgreSQL" in out.stderr
 
 
-def test_serve_runs_the_app(tmp_path) -> None:
+def test_python_m_app_is_the_same_command_line() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("usage: python -m app")
+    assert all(c in out.stdout for c in ("select", "serve", "worker"))
+    check = subprocess.run(
+        [sys.executable, "-m", "app", "worker", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert "--check" in check.stdout
+    wrong = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--bogus"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert wrong.returncode == 2 and "unrecognized arguments: --bogus" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    "door", [["-m", "foba_lab", "serve", "--port"], ["-m", "app"]], ids=["foba-lab", "app"]
+)
+def test_serve_says_where_it_listens_and_stops_cleanly_on_ctrl_c(tmp_path, door) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -315,32 +340,36 @@ def test_serve_runs_the_app(tmp_path) -> None:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "DATA_DIR": str(tmp_path / "data"),
-        "WORKERS": "0",
+        "WORKERS": "1",  # a worker process: its resources must be released at Ctrl-C too
         "SEED_SAMPLES": "false",
+        "PORT": str(port),
     }
+    args = [*door, str(port)] if door[-1] == "--port" else door  # python -m app: PORT
     proc = subprocess.Popen(
-        [sys.executable, "-m", "foba_lab", "serve", "--port", str(port)],
+        [sys.executable, *args],
         cwd=tmp_path,
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # Ctrl-C reaches a process group: this one's alone
     )
     try:
-        deadline, body = time.monotonic() + 60, None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                    body = json.loads(r.read())
-                    break
-            except OSError:
-                time.sleep(0.3)
-        assert body is not None and body["status"] == "ok", (
-            proc.stderr.read() if proc.poll() else ""
+        first = proc.stdout.readline()
+        assert first == f"FoBa Lab listening on http://127.0.0.1:{port}\n", first + (
+            proc.stderr.read() if proc.poll() is not None else ""
         )
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "ok"
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _out, err = proc.communicate(timeout=60)
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "leaked" not in err and "Traceback" not in err, err
 
 
 def test_the_console_script_is_declared() -> None:
