@@ -8,23 +8,36 @@ a container's health check). What the commands run is here; their arguments are 
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 
 from app.config import Settings
 
 
 def serve() -> None:
-    """The web app on HOST:PORT; it says where it listens once it is ready (app.main)."""
+    """The web app on HOST:PORT, saying where it listens once it does (after the app's
+    start-up: database, samples, workers), until SIGINT or SIGTERM."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            host = f"[{host}]" if ":" in host else host
+            print(f"FoBa Lab listening on http://{host}:{port}", flush=True)
+
     settings = Settings()
-    uvicorn.run(
+    config = uvicorn.Config(
         "app.main:create_app",
         factory=True,
         host=settings.host,
         port=settings.port,
         log_level="warning",
     )
+    try:
+        Server(config).run()
+    except KeyboardInterrupt:  # uvicorn raises the signal again once it has shut down
+        pass
 
 
 def worker() -> int:
@@ -36,8 +49,6 @@ def worker() -> int:
 
 
 def worker_check(within_seconds: float = 30.0) -> int:
-    import socket
-
     from app.db import make_db
     from app.jobs.distributed.queue import alive_here
 

@@ -76,8 +76,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     backend = make_backend(settings, db)
     backend.start()
     app.state.db, app.state.store, app.state.backend = db, store, backend
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    print(f"FoBa Lab listening on http://{host}:{settings.port}", flush=True)
     try:
         yield
     finally:
