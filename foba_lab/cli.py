@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import engine
 from app.errors import InvalidInput, TooLarge
 from app.ingest.words import CommandWords, option
-from app.models import UploadOptions
+from app.models import Task, UploadOptions
 from engine import ConfigError
 from engine.cv import METRICS, RULES, fold_errors, kfold, plan_cv, summarise
 
@@ -191,7 +191,7 @@ def read_table(args: argparse.Namespace, task: str) -> Table:
     fields = {name: getattr(args, name) for name in TABLE_FIELDS}
     if fields["target"] is None:
         fields["target"] = ""  # the reader then lists the columns to choose from
-    opts = UploadOptions(**fields, task=task)
+    opts = UploadOptions(**fields, task=Task(task))
     # Imported here (pandas): serve and worker do not need it.
     from app.ingest.table import LABELS_PER_COLUMN
     from app.ingest.upload import UploadLimits, parse_csv

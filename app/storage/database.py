@@ -17,7 +17,7 @@ import uuid
 import zipfile
 from collections.abc import Callable, Iterable
 from itertools import accumulate
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection, Engine, delete, func, insert, select
@@ -68,7 +68,7 @@ class DatabaseStore:
         rows are fetched."""
         return self._read(key, lambda reader: read_rows(reader, name, start, stop))
 
-    def _read(self, key: str, read: Callable[[io.BufferedReader], T]) -> T:
+    def _read(self, key: str, read: Callable[[IO[bytes]], T]) -> T:
         with self.db.connect() as conn:
             sizes = conn.execute(
                 select(_TABLE.c.seq, func.length(_TABLE.c.data))
