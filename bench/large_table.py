@@ -3,7 +3,7 @@
 Generates a Parquet (or CSV) table of ``--gb`` gigabytes on disk (default 5; uncompressed, so
 the size on disk is what the reader has to move), plus one ten times smaller, and for each:
 
-* the statistics pass (``foba_lab.stream.part_statistics`` over the planned row ranges) run by
+* the statistics pass (``app.ingest.chunked.part_statistics`` over the planned row ranges) run by
   1 and by 2 spawned worker processes, each capped with ``resource.setrlimit(RLIMIT_AS)``
   (``--mem-mb``), one BLAS thread and one Arrow thread: rows/s and MB/s of the whole pass
   (wall clock, from all workers started and imported to the last partial in), and each
@@ -40,8 +40,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 import engine  # noqa: E402
+from app.ingest.chunked import TablePart, TableSchema, part_statistics, plan_parts, scan_table  # noqa: E402
 from engine.statistics import SufficientStatistics, merge_all  # noqa: E402
-from foba_lab.stream import TablePart, TableSchema, part_statistics, plan_parts, scan_table  # noqa: E402
 
 LEVELS = [f"level{i}" for i in range(8)]
 

@@ -2,7 +2,9 @@
 
     foba-lab select data.csv --target y --algorithm foba-obj --k 5 [--cv] [--json]
     foba-lab serve [--host HOST] [--port PORT]
-    foba-lab worker
+    foba-lab worker [--check]
+
+``python -m app [serve | worker [--check]]`` is this command line too (serve by default).
 
 Exit codes: 0 done, 2 the request cannot be carried out as given (the message on stderr says
 what to fix), 130 interrupted.
@@ -11,25 +13,25 @@ what to fix), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import runpy
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import engine
+from app.errors import InvalidInput, TooLarge
+from app.ingest.words import CommandWords, option
+from app.models import Task, UploadOptions
 from engine import ConfigError
 from engine.cv import METRICS, RULES, fold_errors, kfold, plan_cv, summarise
 
 from .progress import ProgressBar
-from .table import Table, TableError, read_table
+
+if TYPE_CHECKING:
+    from app.ingest.upload import ParsedCsv as Table
 
 PROG = "foba-lab"
-WORKER_UNAVAILABLE = (
-    "the distributed worker needs JOB_BACKEND=procrastinate (not available in this version)"
-)
 # The option to fix for each field a ConfigError names.
 OPTION = {
     "algorithm": "--algorithm",
@@ -45,8 +47,8 @@ class UsageError(Exception):
     """A request the command cannot carry out as given; the message says what to fix."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -54,19 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except UsageError as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        print(f"{prog} {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="FoBa Lab: sparse feature selection, traced step by step."
+        prog=prog, description="FoBa Lab: sparse feature selection, traced step by step."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -77,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         "predicting its target column, and print them with their coefficients.",
     )
     select.add_argument("csv", help="the CSV file: a header row, then one row per sample")
-    select.add_argument("--target", help="the column to predict (the others are the features)")
+    table = select.add_argument_group(
+        "reading the table (the upload form's options, with the same words)"
+    )
+    for field in TABLE_FIELDS:
+        table.add_argument(option(field), **_field_argument(field))
     select.add_argument(
         "--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s"
     )
@@ -119,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     select.set_defaults(run=run_select)
 
     serve = commands.add_parser(
-        "serve", help="run the web app (as python -m app)", description="Run the web app."
+        "serve",
+        help="run the web app (python -m app does this by default)",
+        description="Run the web app; it prints where it listens once it is ready, and Ctrl-C "
+        "stops it (its worker processes too).",
     )
     serve.add_argument("--host", help="address to listen on (default: HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: PORT or 8000)")
@@ -128,10 +137,95 @@ def build_parser() -> argparse.ArgumentParser:
     worker = commands.add_parser(
         "worker",
         help="run a job worker for the distributed backend",
-        description="Run a job worker for the distributed job backend.",
+        description="Run a job worker for the distributed job backend (JOB_BACKEND="
+        "procrastinate, DATABASE_URL=postgresql://...); WORKER_CONCURRENCY=N runs N worker "
+        "processes. SIGTERM or Ctrl-C hands the running runs back to the queue.",
+    )
+    worker.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 when a worker of this host has a recent heartbeat, 1 otherwise (a "
+        "container's health check)",
     )
     worker.set_defaults(run=run_worker)
     return parser
+
+
+# --------------------------------------------------------------------------- the table
+
+# The upload form's fields that ``select`` takes as options, named and explained as the API
+# names and explains them (UploadOptions); the task follows from --objective.
+TABLE_FIELDS = (
+    "target",
+    "features",
+    "delimiter",
+    "decimal",
+    "encoding",
+    "text_columns",
+    "missing",
+    "id_columns",
+    "positive_class",
+)
+
+
+def _field_argument(name: str) -> dict[str, Any]:
+    field = UploadOptions.model_fields[name]
+    text = (field.description or "").replace("%", "%%")
+    for other in TABLE_FIELDS:  # the API's field names as this command's options
+        text = text.replace(f"'{other}'", option(other))
+        text = text.replace(other, option(other)) if "_" in other else text
+    kwargs: dict[str, Any] = {"help": text}
+    choices = getattr(field.annotation, "__args__", ())
+    if field.annotation is not None and all(isinstance(c, str) for c in choices) and choices:
+        kwargs["choices"] = list(choices)
+    if name != "target" and field.default is not None:
+        kwargs["default"] = field.default
+        kwargs["help"] += " (default %(default)s)"
+    if name == "features":
+        kwargs["metavar"] = "NAMES"
+    return kwargs
+
+
+def read_table(args: argparse.Namespace, task: str) -> Table:
+    """The CSV file read as an upload is (app.ingest), the options named as this command's."""
+    fields = {name: getattr(args, name) for name in TABLE_FIELDS}
+    if fields["target"] is None:
+        fields["target"] = ""  # the reader then lists the columns to choose from
+    opts = UploadOptions(**fields, task=Task(task))
+    # Imported here (pandas): serve and worker do not need it.
+    from app.ingest.table import LABELS_PER_COLUMN
+    from app.ingest.upload import UploadLimits, parse_csv
+
+    # No server to protect: the sizes are the machine's to bound; one-hot encoding stops where
+    # the reader stops remembering a column's values.
+    limits = UploadLimits(
+        max_columns=1 << 24,
+        max_line_chars=1 << 30,
+        max_cells=1 << 50,
+        max_categories=LABELS_PER_COLUMN,
+    )
+    try:
+        with open(args.csv, "rb") as raw:
+            return parse_csv(raw, opts, limits, CommandWords())
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {args.csv}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{args.csv} is a directory, not a CSV file") from None
+    except InvalidInput as exc:
+        also = "".join(f"\nand: {problem.message}" for problem in exc.also)
+        raise UsageError(f"{args.csv}: {exc.message}{also}") from None
+    except TooLarge as exc:
+        raise UsageError(f"{args.csv}: {exc.message}") from None
+
+
+def _notes(table: Table) -> list[str]:
+    """What reading the table did besides reading it (columns left out, rows dropped)."""
+    meta = table.meta
+    notes = [f"column {name!r} left out ({why})" for name, why in meta["excluded"].items()]
+    if table.dropped_rows and meta["missing"] == "drop":
+        notes.append(f"{table.dropped_rows} rows with a missing value dropped")
+    notes += [f"{n} missing cells of {name!r} imputed" for name, n in meta["imputed"].items()]
+    return notes + meta["notes"]
 
 
 # --------------------------------------------------------------------------- select
@@ -145,10 +239,9 @@ def run_select(args: argparse.Namespace) -> int:
     objective = _objective(args.objective)
     params = parse_params(args.param, args.algorithm, objective)
     task = engine.OBJECTIVES[objective].task
-    try:
-        table = read_table(args.csv, args.target, numeric_target=task != "classification")
-    except TableError as exc:
-        raise UsageError(str(exc)) from None
+    table = read_table(args, task)
+    for note in _notes(table):
+        print(f"{PROG} select: note: {note}", file=sys.stderr)
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     bar = ProgressBar(enabled=enabled)
     try:
@@ -319,6 +412,9 @@ def _as_json(args, table: Table, result, cv) -> dict[str, Any]:
     out: dict[str, Any] = {
         "file": str(args.csv),
         "target": table.target,
+        "task": str(table.task),
+        "classes": table.classes,
+        "excluded": table.meta["excluded"],
         "n_samples": int(table.X.shape[0]),
         "n_features": int(table.X.shape[1]),
         "algorithm": result.algorithm,
@@ -378,20 +474,18 @@ def _as_text(args, table: Table, result, cv) -> str:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """What ``python -m app`` runs; HOST and PORT as the app reads them."""
+    """The web app (``app.__main__.serve``); HOST and PORT as the app reads them."""
     if args.host is not None:
         os.environ["HOST"] = args.host
     if args.port is not None:
         os.environ["PORT"] = str(args.port)
-    sys.argv = [f"{PROG} serve"]
-    runpy.run_module("app", run_name="__main__", alter_sys=True)
+    from app.__main__ import serve
+
+    serve()
     return 0
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """``app.__main__.worker()`` when this version of the app has one."""
-    module = importlib.import_module("app.__main__")
-    worker = getattr(module, "worker", None)
-    if not callable(worker):
-        raise UsageError(WORKER_UNAVAILABLE)
-    return int(worker() or 0)
+    from app.__main__ import worker, worker_check
+
+    return worker_check() if args.check else worker()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
@@ -21,7 +21,10 @@ from foba_lab.cli import main
 from foba_lab.progress import ProgressBar
 
 ROOT = Path(__file__).resolve().parents[1]
-WEB = ("app", "fastapi", "starlette", "sqlmodel", "uvicorn", "pydantic")
+# What ``select`` must not load: the web stack and the database (it reads tables with
+# app.ingest, which needs neither).
+WEB = ("fastapi", "starlette", "uvicorn", "jinja2", "alembic", "procrastinate")
+APP = ("app.web", "app.db", "app.services", "app.jobs", "app.storage", "app.main")
 
 
 def foba_lab(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -108,14 +111,16 @@ def test_classification_targets_may_be_labels(tmp_path) -> None:
     ("content", "args", "message"),
     [
         (None, ["--target", "y"], "no such file"),
-        ("", ["--target", "y"], "is empty"),
-        ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "z"], "no column 'z'"),
-        ("a,b,y\n1,2,3\n4,5,6\n", [], "no --target given; the target must be one of the columns"),
-        ("a,city,y\n1,Paris,3\n4,Rome,6\n", ["--target", "y"], "'city' (line 2: 'Paris')"),
-        ("a,b,y\n1,,3\n4,5,6\n", ["--target", "y"], "'b' (line 2)"),
-        ("a,b,y\n1,2,3\n4,5\n", ["--target", "y"], "line 3: 2 fields"),
-        ("a;b;y\n1;2;3\n4;5;6\n", ["--target", "y"], "not semicolons"),
-        ("a,a,y\n1,2,3\n4,5,6\n", ["--target", "y"], "two columns are named 'a'"),
+        ("", ["--target", "y"], "the file is empty"),
+        ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "z"], "target column 'z' is not in the file"),
+        ("a,b,y\n1,2,3\n4,5,6\n", [], "no target column given; the target must be one of"),
+        ("a,city,y\n1,Paris,3\n4,Rome,6\n", ["--target", "y"], "use --text-columns onehot"),
+        ("a,b,y\n1,,3\n4,5,6\n", ["--target", "y"], "use --missing drop or --missing impute"),
+        ("a,b,y\n1,2,3\n4,5\n", ["--target", "y"], "line 3 has 2 fields"),
+        ("a;b;y\n1,5;2;3\n4;5;6\n", ["--target", "y"], "decimal comma: use --decimal ,"),
+        ("a,a,y\n1,2,3\n4,5,6\n", ["--target", "y"], "column name 'a' appears 2 times"),
+        ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "y", "--features", "c"], "--features names 'c'"),
+        ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "y", "--encoding", "rot13"], "not a text enc"),
         ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "y", "--k", "3"], "--k: k must be between 1 and 2"),
         ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "y", "--algorithm", "fob"], "--algorithm:"),
         ("a,b,y\n1,2,3\n4,5,6\n", ["--target", "y", "--param", "nu=x"], "--param nu: must be"),
@@ -138,13 +143,118 @@ def test_bad_input_as_a_subprocess(tmp_path) -> None:
     path.write_text("a,city,y\n1,Paris,3\n4,,6\n")
     out = foba_lab("select", str(path), "--target", "y")
     assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    # Every problem at once, each with the option that fixes it (the upload's own messages).
     assert out.stderr == (
-        f"foba-lab select: error: {path}: 1 column is not numeric: 'city' (line 2: 'Paris'); "
-        "only numeric columns are supported for now (encode categories as numbers, or drop "
-        "those columns)\n"
+        f"foba-lab select: error: {path}: column 'city' holds text, e.g. 'Paris' in row 1 "
+        "(1 distinct value); use --text-columns onehot or --text-columns drop (one-hot makes "
+        "an indicator column per value, city=value, selected as one group by group methods), "
+        "or leave 'city' out of --features\n"
+        "and: missing or infinite values: column 'city' has 1 missing (first at row 2); use "
+        "--missing drop or --missing impute (the column mean fills feature cells; rows without "
+        "a target value are dropped)\n"
     )
     missing = foba_lab("select", str(tmp_path / "none.csv"), "--target", "y")
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def _select_json(capsys, path: Path, *args: str) -> dict:
+    assert main(["select", str(path), "--json", *args]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_semicolon_file_with_decimal_commas_reads_as_the_form_reads_it(tmp_path, capsys) -> None:
+    """The delimiter is sniffed and the decimal mark is an option, as on the upload form."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40, 3))
+    y = 2.0 * X[:, 0] - X[:, 2]
+    path = tmp_path / "excel.csv"
+    rows = [[*r, t] for r, t in zip(X, y, strict=True)]
+    path.write_text(
+        "u;v;w;y\n"
+        + "".join(";".join(f"{v:.6f}".replace(".", ",") for v in r) + "\n" for r in rows)
+    )
+    result = _select_json(capsys, path, "--target", "y", "--decimal", ",", "--k", "2")
+    assert [s["feature"] for s in result["selected"]] == ["u", "w"]
+    assert [s["coef"] for s in result["selected"]] == pytest.approx([2.0, -1.0], abs=1e-4)
+    tab = tmp_path / "tab.csv"
+    tab.write_text(path.read_text().replace(";", "\t"))
+    again = _select_json(
+        capsys, tab, "--target", "y", "--decimal", ",", "--delimiter", "tab", "--k", "1"
+    )
+    assert again["n_features"] == 3 and again["n_samples"] == 40
+
+
+def test_text_columns_and_missing_cells_take_the_forms_options(tmp_path, capsys) -> None:
+    rng = np.random.default_rng(3)
+    n = 60
+    city = rng.choice(["Paris", "Rome", "Oslo"], n)
+    a = rng.standard_normal(n)
+    y = a + 3.0 * (city == "Rome")
+    lines = ["id,a,city,y"] + [f"{i},{a[i]:.6f},{city[i]},{y[i]:.6f}" for i in range(n)]
+    lines[5] = f"4,,{city[4]},{y[4]:.6f}"  # a missing cell
+    path = tmp_path / "cities.csv"
+    path.write_text("\n".join(lines) + "\n")
+    onehot = _select_json(
+        capsys, path, "--target", "y", "--text-columns", "onehot", "--missing", "drop", "--k", "2"
+    )
+    assert onehot["n_samples"] == n - 1
+    assert onehot["excluded"] == {"id": "ID-like: an integer that grows row by row"}
+    assert {s["feature"] for s in onehot["selected"]} == {"a", "city=Rome"}
+    notes = capsys.readouterr().err  # nothing: _select_json read it; run again for the notes
+    assert (
+        main(
+            [
+                "select",
+                str(path),
+                "--target",
+                "y",
+                "--text-columns",
+                "drop",
+                "--missing",
+                "impute",
+                "--k",
+                "1",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr()
+    assert "note: column 'city' left out (text)" in out.err
+    assert "note: 1 missing cells of 'a' imputed" in out.err
+    assert "1 of 1 features" in out.out, notes
+    chosen = _select_json(
+        capsys,
+        path,
+        "--target",
+        "y",
+        "--features",
+        "a,city",
+        "--text-columns",
+        "onehot",
+        "--missing",
+        "drop",
+        "--k",
+        "1",
+    )
+    assert chosen["excluded"] == {} and chosen["n_features"] == 4
+
+
+def test_question_marks_are_text_not_missing(tmp_path, capsys) -> None:
+    """One set of missing-value spellings, the upload's: '?' is not one of them."""
+    path = tmp_path / "uci.csv"
+    path.write_text("a,b,y\n1,?,3\n4,5,6\n2,2,1\n")
+    assert main(["select", str(path), "--target", "y", "--missing", "drop"]) == 2
+    assert "column 'b' holds numbers but 1 cell that is not: row 1: '?'" in capsys.readouterr().err
+
+
+def test_the_table_options_say_what_the_upload_form_says() -> None:
+    from app.models import UploadOptions
+
+    out = foba_lab("select", "--help")
+    text = " ".join(out.stdout.split())
+    for name in ("decimal", "encoding", "missing", "positive_class", "delimiter"):
+        assert f"--{name.replace('_', '-')}" in text
+        assert UploadOptions.model_fields[name].description in text
 
 
 def test_select_never_imports_the_web_stack(data) -> None:
@@ -152,7 +262,8 @@ def test_select_never_imports_the_web_stack(data) -> None:
     code = (
         "import sys; from foba_lab.cli import main; "
         f"main(['select', {str(path)!r}, '--target', 'y', '--k', '1', '--json']); "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:])))"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:])"
+        f" | {{m for m in sys.modules if m.startswith({APP!r})}}))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, *WEB],
@@ -184,19 +295,52 @@ def test_the_progress_bar_follows_the_recorder() -> None:
     assert quiet.getvalue() == ""
 
 
-def test_worker_says_what_it_needs(tmp_path) -> None:
+@pytest.mark.parametrize("door", [["-m", "foba_lab"], ["-m", "app"]], ids=["foba-lab", "app"])
+def test_worker_says_what_it_needs(tmp_path, door) -> None:
     # The worker serves the distributed backend only, on PostgreSQL; the full run through
     # worker processes is tests/app/test_jobs_distributed.py.
-    env = {"DATA_DIR": str(tmp_path), "DATABASE_URL": "", "JOB_BACKEND": "inprocess"}
-    out = foba_lab("worker", env=env)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DATA_DIR": str(tmp_path), "DATABASE_URL": ""}
+    run = [sys.executable, *door, "worker"]
+    out = subprocess.run(
+        run, cwd=ROOT, env={**env, "JOB_BACKEND": "inprocess"}, capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "a worker serves JOB_BACKEND=procrastinate" in out.stderr
-    out = foba_lab("worker", env={**env, "JOB_BACKEND": "procrastinate"})
+    out = subprocess.run(
+        run, cwd=ROOT, env={**env, "JOB_BACKEND": "procrastinate"}, capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "JOB_BACKEND=procrastinate needs PostgreSQL" in out.stderr
 
 
-def test_serve_runs_the_app(tmp_path) -> None:
+def test_python_m_app_is_the_same_command_line() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("usage: python -m app")
+    assert all(c in out.stdout for c in ("select", "serve", "worker"))
+    check = subprocess.run(
+        [sys.executable, "-m", "app", "worker", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert "--check" in check.stdout
+    wrong = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--bogus"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert wrong.returncode == 2 and "unrecognized arguments: --bogus" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    ("door", "signum"),
+    [
+        (["-m", "foba_lab", "serve", "--port"], signal.SIGINT),
+        (["-m", "app"], signal.SIGINT),
+        # uvicorn re-raises SIGTERM once it has shut down: the process ends without its exit
+        # handlers, which is where the worker queue's semaphores used to be released.
+        (["-m", "app"], signal.SIGTERM),
+    ],
+    ids=["foba-lab-ctrl-c", "app-ctrl-c", "app-sigterm"],
+)
+def test_serve_says_where_it_listens_and_stops_cleanly_on_ctrl_c(tmp_path, door, signum) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -204,32 +348,39 @@ def test_serve_runs_the_app(tmp_path) -> None:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "DATA_DIR": str(tmp_path / "data"),
-        "WORKERS": "0",
+        "WORKERS": "1",  # a worker process: its resources must be released at Ctrl-C too
         "SEED_SAMPLES": "false",
+        "PORT": str(port),
     }
+    args = [*door, str(port)] if door[-1] == "--port" else door  # python -m app: PORT
     proc = subprocess.Popen(
-        [sys.executable, "-m", "foba_lab", "serve", "--port", str(port)],
+        [sys.executable, *args],
         cwd=tmp_path,
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # Ctrl-C reaches a process group: this one's alone
     )
     try:
-        deadline, body = time.monotonic() + 60, None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                    body = json.loads(r.read())
-                    break
-            except OSError:
-                time.sleep(0.3)
-        assert body is not None and body["status"] == "ok", (
-            proc.stderr.read() if proc.poll() else ""
+        first = proc.stdout.readline()
+        assert first == f"FoBa Lab listening on http://127.0.0.1:{port}\n", first + (
+            proc.stderr.read() if proc.poll() is not None else ""
         )
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "ok"
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)  # what Ctrl-C in a terminal does
+        else:
+            proc.send_signal(signum)  # what docker stop does
+        _out, err = proc.communicate(timeout=60)  # the resource tracker's stderr included
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == (0 if signum == signal.SIGINT else -signum), err
+    assert "leaked" not in err and "Traceback" not in err, err
 
 
 def test_the_console_script_is_declared() -> None:

@@ -76,7 +76,7 @@ def test_each_service_command_is_one_the_image_provides(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert bad.returncode == 1 and "usage: python -m app" in bad.stderr
+    assert bad.returncode == 2 and "usage: python -m app" in bad.stderr  # argparse
 
 
 def test_the_image_runs_as_a_non_root_user_and_ships_every_package() -> None:

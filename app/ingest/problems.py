@@ -183,7 +183,8 @@ def target_problems(
         return [
             InvalidInput(
                 f"{words.lead('target')}column {name!r}, row {row}: {_shown(value)} is not a "
-                "number, and a regression target must be numeric",
+                "number, and a regression target must be numeric; for class labels, "
+                f"{words.choose('task', 'classification')}",
                 loc=target_loc,
                 column=name,
                 row=row,
@@ -215,7 +216,8 @@ def _class_problem(name: str, classes: list[str], words: Words, what: str) -> In
     how = (
         "choose the class to predict under Positive class (it is then told from all the others)"
         if words.form
-        else "send positive_class=<one of them> to predict that class against all the others"
+        else f"{words.choose('positive_class', '<one of them>')} to predict that class against "
+        "all the others"
     )
     return InvalidInput(
         f"{words.lead('positive_class')}target column {name!r} {what} ({shown}); binary "

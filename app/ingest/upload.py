@@ -198,6 +198,12 @@ def select_columns(
 ) -> tuple[str, list[str], bool]:
     """The target, the candidate features, and whether the client named them."""
     target = opts.target.strip()
+    if not target:
+        raise InvalidInput(
+            f"{words.lead('target')}no target column given; the target must be one of the "
+            f"columns {_listing(header)}",
+            loc=("body", "target"),
+        )
     if target not in header:
         raise InvalidInput(
             f"{words.lead('target')}target column {target!r} is not in the file; its columns "

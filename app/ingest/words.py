@@ -1,9 +1,10 @@
 """How upload errors name their fixes: by the API's field names for API clients
 ("send text_columns=onehot"), by the upload form's own controls for the form ("choose
-'one-hot' under Text columns below").
+'one-hot' under Text columns below"), by the command line's options for ``foba-lab select``
+("use --text-columns onehot").
 
 The form asks for its wording with the request header ``X-Wording: form``; everything else
-(``loc``, ``ctx``, the status) is the same for both.
+(``loc``, ``ctx``, the status) is the same for all.
 """
 
 from __future__ import annotations
@@ -63,3 +64,34 @@ class Words:
         if self.form:
             return f"list the other columns under {LABELS['features']} (More options)"
         return f"leave {column!r} out of 'features'"
+
+
+# The command line's option of each field (foba_lab/cli.py, select): the field's name with
+# dashes, but for the task, which the objective decides there.
+OPTIONS = {"task": "--objective"}
+# Values a command-line option takes for a field's value, where they differ.
+OPTION_VALUES = {("task", "classification"): "logistic", ("task", "regression"): "least_squares"}
+
+
+def option(field: str) -> str:
+    """The ``foba-lab select`` option that sets an upload field."""
+    return OPTIONS.get(field, "--" + field.replace("_", "-"))
+
+
+@dataclass(frozen=True)
+class CommandWords(Words):
+    """Fixes named by ``foba-lab select``'s options: "use --text-columns onehot"."""
+
+    def choose(self, field: str, *values: str) -> str:
+        return "use " + " or ".join(
+            f"{option(field)} {OPTION_VALUES.get((field, v), v)}" for v in values
+        )
+
+    def lead(self, field: str) -> str:
+        return ""
+
+    def field(self, field: str) -> str:
+        return option(field)
+
+    def leave_out(self, column: str) -> str:
+        return f"leave {column!r} out of {option('features')}"

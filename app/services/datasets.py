@@ -89,7 +89,9 @@ def create_from_upload(
     opts: UploadOptions,
     gate: UploadGate,
     words: Words | None = None,
-) -> Dataset:
+) -> DatasetPublic:
+    """The stored data set, described with the column statistics just computed (not read
+    back from the store)."""
     upload.seek(0, os.SEEK_END)
     size = upload.tell()
     upload.seek(0)
@@ -125,7 +127,8 @@ def create_from_upload(
         stats = columns.column_stats(parsed.X, parsed.y, parsed.task, parsed.missing)
         arrays = {"X": parsed.X, "y": parsed.y, **stats}
         del parsed
-        return _store(session, store, dataset, arrays)
+        dataset = _store(session, store, dataset, arrays)
+        return DatasetPublic.with_columns(dataset, columns.summaries(dataset, stats))
 
 
 def create_generated(
@@ -276,11 +279,11 @@ PREVIEW_CELLS = 200_000
 def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
     """Rows from ``offset``: ``limit`` of them, fewer on a wide data set (PREVIEW_CELLS)."""
     limit = max(1, min(limit, PREVIEW_CELLS // (dataset.n_features + 1)))
-    arrays = store.load(dataset.file)
-    X, y = storage.unpack_matrix(arrays), arrays["y"]
-    rows = X[offset : offset + limit]
-    rows = rows if isinstance(rows, np.ndarray) else rows.toarray()  # dense or CSR
-    labels = y[offset : offset + limit]
+    start = min(offset, dataset.n_samples)
+    stop = min(start + limit, dataset.n_samples)
+    # Those rows only: X may be large, and with STORAGE=database every chunk is a query.
+    rows = storage.matrix_rows(store, dataset.file, start, stop)
+    labels = store.rows(dataset.file, "y", start, stop)
     targets = [dataset.classes[int(v)] for v in labels] if dataset.classes else labels.tolist()
     return DatasetPreview(
         dataset_id=stored_id(dataset),

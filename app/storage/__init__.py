@@ -4,6 +4,8 @@
 * ``database``: chunked rows of ``array_chunks`` in the app's database, so workers on other
   hosts need nothing but ``DATABASE_URL``.
 
+Both read a range of rows (``rows``) without loading the array: a data set's preview.
+
 The app builds one store at start-up (``app.state.store``) and the workers build theirs from
 the same settings; nothing else touches array files or blob rows.
 """
@@ -16,7 +18,14 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from app.config import StorageKind
-from app.storage.base import Arrays, ArraysMissing, ArrayStore, pack_matrix, unpack_matrix
+from app.storage.base import (
+    Arrays,
+    ArraysMissing,
+    ArrayStore,
+    matrix_rows,
+    pack_matrix,
+    unpack_matrix,
+)
 from app.storage.database import DatabaseStore
 from app.storage.directory import DirectoryStore
 
@@ -28,6 +37,7 @@ __all__ = [
     "DirectoryStore",
     "StorageKind",
     "make_store",
+    "matrix_rows",
     "owner_only_files",
     "pack_matrix",
     "unpack_matrix",

@@ -17,16 +17,19 @@ import uuid
 import zipfile
 from collections.abc import Callable, Iterable
 from itertools import accumulate
+from typing import IO, TypeVar
 
+import numpy as np
 from sqlalchemy import Connection, Engine, delete, func, insert, select
 from sqlmodel import Session
 
 from app.models import ArrayChunk
-from app.storage.base import Arrays, ArraysMissing, read_npz, write_npz
+from app.storage.base import Arrays, ArraysMissing, read_npz, read_rows, write_npz
 
 CHUNK_BYTES = 1 << 20
 _TABLE = ArrayChunk.metadata.tables["array_chunks"]  # its __table__, which SQLModel leaves untyped
 _IN_LIST = 500  # keys per IN (...) of a health check
+T = TypeVar("T")
 
 
 class DatabaseStore:
@@ -58,6 +61,14 @@ class DatabaseStore:
         """Nothing to do: the rows went with the rolled-back transaction."""
 
     def load(self, key: str, keys: Iterable[str] | None = None) -> Arrays:
+        return self._read(key, lambda reader: read_npz(reader, keys))
+
+    def rows(self, key: str, name: str, start: int, stop: int) -> np.ndarray:
+        """Only the chunks holding the archive's directory, the member's headers and the
+        rows are fetched."""
+        return self._read(key, lambda reader: read_rows(reader, name, start, stop))
+
+    def _read(self, key: str, read: Callable[[IO[bytes]], T]) -> T:
         with self.db.connect() as conn:
             sizes = conn.execute(
                 select(_TABLE.c.seq, func.length(_TABLE.c.data))
@@ -68,7 +79,7 @@ class DatabaseStore:
                 raise ArraysMissing()
             reader = io.BufferedReader(ChunkReader(conn, key, [n for _, n in sizes]))
             try:
-                return read_npz(reader, keys)
+                return read(reader)
             except (zipfile.BadZipFile, EOFError):
                 raise ArraysMissing() from None
 

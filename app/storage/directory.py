@@ -15,9 +15,10 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import numpy as np
 from sqlmodel import Session
 
-from app.storage.base import Arrays, ArraysMissing, read_npz, write_npz
+from app.storage.base import Arrays, ArraysMissing, read_npz, read_rows, write_npz
 
 DATASETS_DIR = "datasets"
 _OURS = re.compile(r"\.?[0-9a-f]{32}\.(npz|partial)")  # what save writes, nothing else
@@ -53,6 +54,13 @@ class DirectoryStore:
                 return read_npz(fh, keys)
         except (FileNotFoundError, zipfile.BadZipFile, EOFError):
             # EOFError/BadZipFile: a file truncated by a lost volume is as gone as no file.
+            raise ArraysMissing() from None
+
+    def rows(self, key: str, name: str, start: int, stop: int) -> np.ndarray:
+        try:
+            with self.path(key).open("rb") as fh:
+                return read_rows(fh, name, start, stop)
+        except (FileNotFoundError, zipfile.BadZipFile, EOFError):
             raise ArraysMissing() from None
 
     def delete(self, key: str) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.ingest.chunked import part_statistics, plan_parts, scan_table
 from bench.large_table import generate, statistics_pass
 from engine import select_from_statistics
-from foba_lab.stream import part_statistics, plan_parts, scan_table
 
 
 def test_workers_give_the_answer_of_one_process(tmp_path, monkeypatch):

@@ -1,9 +1,12 @@
 """``python -m app worker``: run the distributed backend's jobs, on any host with DATABASE_URL.
 
 A worker process runs one run at a time, BLAS on one thread as the in-process workers have it;
-``WORKER_CONCURRENCY=N`` makes the command supervise N of them
-(``app.jobs.distributed.worker_pool``): runs are CPU-bound Python and numpy, so threads in one
-process would share one core's worth of interpreter. SIGTERM or SIGINT stops a worker
+``WORKER_CONCURRENCY=N`` makes the command supervise N of them with the supervisor the
+in-process backend uses too (``app.jobs.supervisor``: SIGTERM and SIGINT passed on as SIGTERM,
+a child that died unasked replaced, children stop when the command is gone); runs are
+CPU-bound Python and numpy, so threads in one process would share one core's worth of
+interpreter. Each child is a complete worker (its own Procrastinate worker, heartbeat and
+database pool), so the queue sees N workers on this host. SIGTERM or SIGINT stops a worker
 gracefully: its running run stops at its next event and goes back to the queue, and its job is
 retried at once (by another worker). Every worker also retries the jobs of workers whose
 heartbeat stopped (see ``app.jobs.distributed.queue``) and records its host and pid for
@@ -17,19 +20,19 @@ import logging
 import os
 import signal
 import sys
+import threading
 
 from procrastinate.worker import Worker
 
 from app.config import Settings
 from app.db import make_db
 from app.jobs.distributed import queue
+from app.jobs.supervisor import STOP_GRACE_SECONDS, Supervisor, one_blas_thread
 from app.storage import owner_only_files
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE_SECONDS = 10.0  # runs stop at their next event; a longer step is abandoned
 POOL = {"min_size": 1, "max_size": 3}  # the jobs' own writes go through SQLAlchemy's pool
-_BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 # The jobs of stalled workers, retried atomically: rows locked and skipped by a concurrent
 # reaper, so a job another worker has taken meanwhile is never handed out twice.
@@ -50,18 +53,6 @@ ON CONFLICT (worker_id) DO NOTHING
 """
 
 
-def pin_blas() -> None:
-    """One BLAS thread per job: the jobs already use the cores (see ``app.jobs.inprocess``).
-
-    The environment covers libraries not loaded yet; threadpoolctl those already loaded (the
-    ``foba-lab`` command imports numpy before it starts the worker)."""
-    for var in _BLAS_THREAD_VARS:
-        os.environ.setdefault(var, "1")
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1, user_api="blas")
-
-
 def main(settings: Settings | None = None) -> int:
     """Run a worker until SIGTERM/SIGINT; exit code 2 when the settings cannot work."""
     settings = settings or Settings()
@@ -75,18 +66,41 @@ def main(settings: Settings | None = None) -> int:
     except queue.NeedsPostgres as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
-    pin_blas()
+    one_blas_thread()
     queue.ensure_schema(info)
     if settings.worker_concurrency > 1:
-        from app.jobs.distributed.worker_pool import supervise
-
         return supervise(settings, info)
     return run_one(settings, info)
 
 
+def supervise(settings: Settings, info: str) -> int:
+    """``WORKER_CONCURRENCY`` worker processes until SIGTERM/SIGINT, passed on to them; each
+    hands its run back, and the command waits for them all."""
+    workers = Supervisor(_child, (settings, info), settings.worker_concurrency)
+    stopping = threading.Event()
+
+    def stop(_signum: int, _frame: object) -> None:
+        stopping.set()
+        workers.signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    workers.start()
+    if stopping.is_set():  # asked while the children were starting
+        workers.signal(signal.SIGTERM)
+    workers.monitor(stopping, settings.monitor_seconds)
+    workers.join(grace=None)  # each child stops within its own graceful timeout
+    return 0
+
+
+def _child(settings: Settings, info: str, *, parent: int) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    run_one(settings, info, parent=parent)
+
+
 def run_one(settings: Settings, info: str, parent: int | None = None) -> int:
     """One worker process; ``parent``: the supervisor's pid (an orphan stops)."""
-    pin_blas()
+    one_blas_thread()
     owner_only_files()
     db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
     state = queue.WorkerState(settings, db, parent=parent)

@@ -70,11 +70,11 @@ def upload_dataset(
     form`` the messages name the upload form's controls instead of the fields."""
     words = Words(form=wording == "form")
     file = form.file
-    dataset = datasets.create_from_upload(
+    created = datasets.create_from_upload(
         session, store, settings, file.file, file.filename, form, gate, words
     )
-    response.headers["Location"] = f"/api/datasets/{dataset.id}"
-    return datasets.describe(store, dataset)
+    response.headers["Location"] = created.url
+    return created
 
 
 @router.post(

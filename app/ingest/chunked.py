@@ -22,7 +22,7 @@ its float64 copy, plus the d x d statistics.
 
 Encoding, as the app's CSV preparation does it: a text column becomes one indicator column
 ``column=value`` per category (sorted, every level kept), all in one feature group; a cell that
-is empty or spells a missing value (``foba_lab.table.MISSING``), NaN or infinite is missing. A
+is empty or spells a missing value (``app.ingest.table.NA_TOKENS``), NaN or infinite is missing. A
 row with a missing feature or target cell is dropped (``missing="drop"``) or refused
 (``missing="error"``, the default), in every part the same way.
 """
@@ -44,9 +44,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from app.ingest.table import NA_SPELLINGS
 from engine.statistics import StatisticsAccumulator, SufficientStatistics
-
-from .table import MISSING
 
 __all__ = [
     "StreamError",
@@ -60,7 +59,7 @@ __all__ = [
 ]
 
 MISSING_POLICIES = ("error", "drop")
-_NULLS = sorted({*MISSING, *(m.upper() for m in MISSING), *(m.title() for m in MISSING)})
+_NULLS = NA_SPELLINGS  # the one set of missing-value spellings (app.ingest.table)
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 

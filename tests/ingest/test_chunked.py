@@ -1,4 +1,4 @@
-"""foba_lab.stream: chunked reading of CSV and Parquet into sufficient statistics.
+"""app.ingest.chunked: chunked reading of CSV and Parquet into sufficient statistics.
 
 The reference is the table read whole by pandas, one-hot encoded with pandas.get_dummies,
 rows with a missing cell dropped, and engine.select run on it in memory.
@@ -13,9 +13,7 @@ import pandas as pd
 import pytest
 
 import engine
-from engine.from_statistics import select_from_statistics
-from engine.statistics import SufficientStatistics, merge_all
-from foba_lab.stream import (
+from app.ingest.chunked import (
     StreamError,
     TableSchema,
     iter_batches,
@@ -23,6 +21,8 @@ from foba_lab.stream import (
     plan_parts,
     scan_table,
 )
+from engine.from_statistics import select_from_statistics
+from engine.statistics import SufficientStatistics, merge_all
 
 
 def _frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
