@@ -23,6 +23,7 @@ from procrastinate.worker import Worker
 from app.config import Settings
 from app.db import make_db
 from app.jobs.distributed import queue
+from app.jobs.plugins import load_test_plugins
 from app.storage import owner_only_files
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def main(settings: Settings | None = None) -> int:
 def run_one(settings: Settings, info: str, parent: int | None = None) -> int:
     """One worker process; ``parent``: the supervisor's pid (an orphan stops)."""
     pin_blas()
+    load_test_plugins()  # the test suite's own algorithms (unset: nothing)
     owner_only_files()
     db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
     state = queue.WorkerState(settings, db, parent=parent)

@@ -1,0 +1,115 @@
+"""The suite's tiers and the test-only blocking algorithm (docs/TESTING.md).
+
+Markers (registered in pyproject.toml, ``--strict-markers``) are given here, by path and by
+fixture, rather than on each test: ``python -m pytest -m "not slow"`` is the fast loop, and a
+plain ``python -m pytest`` still runs everything.
+
+- ``browser``: drives Chromium (every ``tests/pages/test_browser*.py``); also ``slow``.
+- ``postgres``: needs the PostgreSQL at 127.0.0.1:5432 (a PostgreSQL fixture, or a
+  ``postgresql`` parameter of a database fixture); skipped when it is not reachable.
+- ``slow``: the paper reproductions (``tests/bench/test_repro_*``), schemathesis, the
+  distributed workers (``postgres`` too, by their queue database), the browsers, and the tests in ``SLOW`` below,
+  each measured at several seconds on 2 cores (``--durations``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+# Whole files: path (from tests/, a prefix of the file name) -> markers.
+FILES: dict[str, tuple[str, ...]] = {
+    "pages/test_browser": ("browser", "slow"),
+    "bench/test_repro_": ("slow",),
+    "app/test_schemathesis.py": ("slow",),
+    "app/test_jobs_distributed.py": ("slow",),  # worker processes killed and stopped
+}
+
+# Single tests that take several seconds: file -> test function names (all parametrisations).
+SLOW: dict[str, set[str]] = {}
+
+POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
+
+# Worker processes import the engine fresh: they load this file at start (app.jobs.plugins),
+# so every worker any test starts knows the test-only algorithm. The test process registers
+# it only for the tests that use the ``blocking`` fixture.
+os.environ["FOBA_TEST_PLUGINS"] = str(TESTS / "blocking_algorithm.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if not path.is_relative_to(TESTS):
+            continue
+        relative = path.relative_to(TESTS).as_posix()
+        names: set[str] = set()
+        for prefix, markers in FILES.items():
+            if relative.startswith(prefix):
+                names.update(markers)
+        function = getattr(item, "originalname", item.name)
+        if function in SLOW.get(relative, ()):
+            names.add("slow")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if POSTGRES_FIXTURES & set(item.fixturenames) or "postgresql" in params.values():
+            names.add("postgres")
+        for name in sorted(names):
+            item.add_marker(name)
+    _check_slow_names(items)
+
+
+def _check_slow_names(items: list[pytest.Item]) -> None:
+    """A renamed test must not leave the fast loop by surprise: every name in ``SLOW`` is a
+    function of its module (checked for the modules collected)."""
+    modules = {
+        Path(str(item.path)).relative_to(TESTS).as_posix(): item.module
+        for item in items
+        if isinstance(item, pytest.Function) and Path(str(item.path)).is_relative_to(TESTS)
+    }
+    for relative, functions in SLOW.items():
+        module = modules.get(relative)
+        missing = sorted(f for f in functions if module is not None and not hasattr(module, f))
+        if missing:
+            raise pytest.UsageError(f"tests/conftest.py SLOW names no test {missing} in {relative}")
+
+
+# --------------------------------------------------------------------------- blocking runs
+
+
+class Gate:
+    """A ``test-blocking`` run's gate (tests/blocking_algorithm.py): its run configuration,
+    and the file that lets it finish."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def config(self) -> dict:
+        """The run's fields: ``submit(client, dataset_id, **gate.config)``."""
+        return {"algorithm": "test-blocking", "params": {"gate": str(self.path)}}
+
+    def open(self) -> None:
+        """Let every run waiting at this gate (and every later one) finish."""
+        self.path.touch()
+
+    def attempts(self) -> list[int]:
+        """The pid of each attempt that has reached the gate, in order."""
+        started = Path(f"{self.path}.started")
+        return [int(line) for line in started.read_text().split()] if started.exists() else []
+
+
+@pytest.fixture
+def blocking(tmp_path: Path) -> Iterator[Gate]:
+    """``test-blocking`` registered in this process for the test, and a closed gate for it."""
+    import blocking_algorithm
+
+    blocking_algorithm.register()
+    try:
+        yield Gate(tmp_path / "gate")
+    finally:
+        blocking_algorithm.unregister()
