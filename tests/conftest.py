@@ -7,9 +7,10 @@ plain ``python -m pytest`` still runs everything.
 - ``browser``: drives Chromium (every ``tests/pages/test_browser*.py``); also ``slow``.
 - ``postgres``: needs the PostgreSQL at 127.0.0.1:5432 (a PostgreSQL fixture, or a
   ``postgresql`` parameter of a database fixture); skipped when it is not reachable.
-- ``slow``: the paper reproductions (``tests/bench/test_repro_*``), schemathesis, the
-  distributed workers (``postgres`` too, by their queue database), the browsers, and the tests in ``SLOW`` below,
-  each measured at several seconds on 2 cores (``--durations``).
+- ``slow``: the paper reproductions (``tests/bench/test_repro_*``), schemathesis, the worker
+  processes killed and restarted (in-process and distributed: ``postgres`` too, by their queue
+  database), the browsers, and the tests in ``SLOW`` below, each measured at several seconds
+  on 2 cores (``--durations``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,28 @@ FILES: dict[str, tuple[str, ...]] = {
     "bench/test_repro_": ("slow",),
     "app/test_schemathesis.py": ("slow",),
     "app/test_jobs_distributed.py": ("slow",),  # worker processes killed and stopped
+    "app/test_jobs_workers.py": ("slow",),  # worker processes killed, servers restarted
 }
 
 # Single tests that take several seconds: file -> test function names (all parametrisations).
-SLOW: dict[str, set[str]] = {}
+SLOW: dict[str, set[str]] = {
+    # Seconds measured on 2 cores shared with other work (load average about 12): most of them
+    # start worker processes, a server subprocess or a second database.
+    "app/test_api_cv.py": {
+        "test_a_study_runs_its_folds_as_runs_and_matches_the_engine",  # 7-28 s
+        "test_a_study_on_postgresql",  # 19 s
+        "test_a_failing_fold_fails_the_study_with_its_reason",  # 26 s
+    },
+    "app/test_api_runs.py": {"test_delete_refuses_an_active_run_then_deletes_it_with_its_trace"},
+    "app/test_api_standardize.py": {"test_boston_omp_finds_rm_once_columns_are_standardized"},
+    "app/test_api_storage.py": {
+        "test_database_storage_keeps_no_files",  # 11-37 s
+        "test_lost_arrays_answer_410_fail_runs_plainly_and_degrade_health",  # 14 s
+    },
+    "app/test_app_startup.py": {"test_python_m_app_serves_with_samples"},  # 12 s
+    "app/test_migrations.py": {"test_the_command_line_upgrades_the_configured_database"},  # 27 s
+    "app/test_no_500.py": {"test_a_wide_data_set_previews_fewer_rows"},  # 7 s
+}
 
 POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
 
