@@ -75,7 +75,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if function in SLOW.get(relative, ()):
             names.add("slow")
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if POSTGRES_FIXTURES & set(item.fixturenames) or "postgresql" in params.values():
+        on_postgres = any(isinstance(v, str) and v == "postgresql" for v in params.values())
+        if on_postgres or POSTGRES_FIXTURES & set(item.fixturenames):
             names.add("postgres")
         for name in sorted(names):
             item.add_marker(name)
