@@ -32,7 +32,8 @@ FILES: dict[str, tuple[str, ...]] = {
     "app/test_jobs_workers.py": ("slow",),  # worker processes killed, servers restarted
 }
 
-# Single tests that take several seconds: file -> test function names (all parametrisations).
+# Single tests that take several seconds: file -> test function names (all parametrisations),
+# or one parametrisation by its full name (``test_x[case]``).
 SLOW: dict[str, set[str]] = {
     # Seconds measured on 2 cores shared with other work (load average about 12): most of them
     # start worker processes, a server subprocess or a second database.
@@ -42,7 +43,10 @@ SLOW: dict[str, set[str]] = {
         "test_a_failing_fold_fails_the_study_with_its_reason",  # 26 s
     },
     "app/test_api_runs.py": {"test_delete_refuses_an_active_run_then_deletes_it_with_its_trace"},
-    "app/test_api_standardize.py": {"test_boston_omp_finds_rm_once_columns_are_standardized"},
+    "app/test_api_standardize.py": {
+        "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
+        "test_boston_units_no_longer_change_the_choice",  # 14 s
+    },
     "app/test_api_storage.py": {
         "test_database_storage_keeps_no_files",  # 11-37 s
         "test_lost_arrays_answer_410_fail_runs_plainly_and_degrade_health",  # 14 s
@@ -50,6 +54,14 @@ SLOW: dict[str, set[str]] = {
     "app/test_app_startup.py": {"test_python_m_app_serves_with_samples"},  # 12 s
     "app/test_migrations.py": {"test_the_command_line_upgrades_the_configured_database"},  # 27 s
     "app/test_no_500.py": {"test_a_wide_data_set_previews_fewer_rows"},  # 7 s
+    "app/test_transient.py": {"test_a_running_run_outlives_a_lock_on_its_first_attempt"},  # 11 s
+    "bench/test_cv_k.py": {"test_quick_run_reports_every_method_and_the_same_k_as_the_grid"},
+    "engine/test_crf.py": {"test_foba_gdt_recovers_the_relevant_features"},  # 16 s
+    "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
+    "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
+    "pages/test_pages_runs.py": {"test_runs_table_stays_light_with_thousands_of_runs"},  # 10 s
+    "test_cli.py": {"test_serve_runs_the_app", "test_worker_says_what_it_needs"},  # 17 s each
+    "test_deployment.py": {"test_each_service_command_is_one_the_image_provides"},  # 10 s
 }
 
 POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
@@ -72,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if relative.startswith(prefix):
                 names.update(markers)
         function = getattr(item, "originalname", item.name)
-        if function in SLOW.get(relative, ()):
+        if {function, item.name} & SLOW.get(relative, set()):
             names.add("slow")
         params = getattr(getattr(item, "callspec", None), "params", {})
         on_postgres = any(isinstance(v, str) and v == "postgresql" for v in params.values())
@@ -93,7 +105,11 @@ def _check_slow_names(items: list[pytest.Item]) -> None:
     }
     for relative, functions in SLOW.items():
         module = modules.get(relative)
-        missing = sorted(f for f in functions if module is not None and not hasattr(module, f))
+        missing = sorted(
+            name
+            for name in functions
+            if module is not None and not hasattr(module, name.split("[", 1)[0])
+        )
         if missing:
             raise pytest.UsageError(f"tests/conftest.py SLOW names no test {missing} in {relative}")
 
