@@ -42,7 +42,9 @@ SLOW: dict[str, set[str]] = {
         "test_a_study_on_postgresql",  # 19 s
         "test_a_failing_fold_fails_the_study_with_its_reason",  # 26 s
     },
-    "app/test_api_runs.py": {"test_delete_refuses_an_active_run_then_deletes_it_with_its_trace"},
+    "app/test_api_runs.py": {
+        "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s
@@ -55,7 +57,9 @@ SLOW: dict[str, set[str]] = {
     "app/test_migrations.py": {"test_the_command_line_upgrades_the_configured_database"},  # 27 s
     "app/test_no_500.py": {"test_a_wide_data_set_previews_fewer_rows"},  # 7 s
     "app/test_transient.py": {"test_a_running_run_outlives_a_lock_on_its_first_attempt"},  # 11 s
-    "bench/test_cv_k.py": {"test_quick_run_reports_every_method_and_the_same_k_as_the_grid"},
+    "bench/test_cv_k.py": {
+        "test_quick_run_reports_every_method_and_the_same_k_as_the_grid",  # 11 s
+    },
     "engine/test_crf.py": {"test_foba_gdt_recovers_the_relevant_features"},  # 16 s
     "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
     "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
