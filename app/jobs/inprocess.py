@@ -33,6 +33,7 @@ from sqlmodel import Session
 from app.config import Settings, StorageKind
 from app.db import make_db
 from app.jobs import lease
+from app.jobs.plugins import load_test_plugins
 from app.jobs.supervisor import Supervisor
 from app.jobs.tasks import JobContext, run_job
 from app.storage import ArrayStore, make_store, owner_only_files
@@ -80,6 +81,7 @@ def worker_main(config: WorkerConfig, wake: Queue, *, parent: int) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     os.nice(WORKER_NICENESS)  # CPU-bound runs yield to the web process's requests
+    load_test_plugins()  # the test suite's own algorithms (unset: nothing)
     owner_only_files()
     db = make_db(config.database_url, config.busy_timeout_seconds)
     store = make_store(config.storage, config.data_dir, db)

@@ -4,7 +4,6 @@ at 127.0.0.1:5432/test when it is reachable)."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,6 @@ if TYPE_CHECKING:
     from fastapi.testclient import TestClient
 
 PG_BASE = "postgresql://{user}@127.0.0.1:5432/test"
-SLOW_DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 800, "s": 10}}
-SLOW_SECONDS = 1.0  # long enough to cancel or kill a run in its middle
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,25 +50,6 @@ def worker_client(data_dir: Path) -> Iterator[TestClient]:
     """The API with one worker process."""
     with serve(make_settings(data_dir, workers=1)) as c:
         yield c
-
-
-@pytest.fixture(scope="session")
-def slow_job() -> tuple[dict, dict]:
-    """A data set to generate and a run on it that takes at least SLOW_SECONDS.
-
-    The size is found by timing runs in this process: the engine keeps getting faster, so a
-    fixed size would sooner or later finish before a test could interrupt it.
-    """
-    from engine import datasets, select
-
-    problem = datasets.generate(SLOW_DATA["generator"], random_state=0, **SLOW_DATA["params"])
-    for k in (30, 45, 60, 80, 120, 160, 240):
-        config = {"algorithm": "foba-obj", "objective": "logistic", "k": k}
-        start = time.perf_counter()
-        select(problem.X, problem.y, **config)
-        if time.perf_counter() - start >= SLOW_SECONDS:
-            return SLOW_DATA, config
-    pytest.fail(f"no run on {SLOW_DATA} takes {SLOW_SECONDS} s any more: use a larger one")
 
 
 @pytest.fixture(scope="session")

@@ -11,12 +11,6 @@ from app_helpers import classification_csv, full_trace, regression_csv, upload_o
 from service_helpers import make_settings, serve, submit, wait_for
 
 
-def generate(client, body: dict) -> dict:
-    response = client.post("/api/datasets/generate", json=body)
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
 def assert_clean_trace(events: list[dict]) -> None:
     """Steps 0, 1, 2, ... once each, ending with the one stop event."""
     assert [e["step"] for e in events] == list(range(len(events)))
@@ -153,41 +147,45 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     assert rest["events"] == events[4:] and rest["complete"] is True
 
 
-def test_cancel_while_running(worker_client, slow_job) -> None:
-    data, config = slow_job
-    ds = generate(worker_client, data)
-    run = submit(worker_client, ds["id"], **config)
+def test_cancel_while_running(blocking, worker_client) -> None:
+    ds = upload_ok(worker_client, regression_csv(n=40, d=4, support=(1,)))
+    run = submit(worker_client, ds["id"], **blocking.config)  # runs until cancelled
     wait_for_events(worker_client, run["id"], 3)
     response = worker_client.post(f"/api/runs/{run['id']}/cancel")
     assert response.status_code in (200, 202)
     assert response.json()["cancel_requested"] is True
     again = worker_client.post(f"/api/runs/{run['id']}/cancel")
     assert again.status_code in (200, 202)
-    run = wait_for(worker_client, run["id"], timeout=10)
+    run = wait_for(worker_client, run["id"])
     assert run["status"] == "cancelled"
     assert (
         run["result"]["stop_reason"] == "cancelled at the user's request"
     )  # the partial result is kept
+    assert [f["name"] for f in run["result"]["support"]] == ["x0"]
     events = full_trace(worker_client, run["id"])
     assert_clean_trace(events)
     assert events[-1]["reason"] == "cancelled at the user's request"
+    assert len(blocking.attempts()) == 1
 
 
-def test_killed_worker_run_is_requeued_and_completes_once(worker_client, slow_job) -> None:
-    data, config = slow_job
-    ds = generate(worker_client, data)
-    run = submit(worker_client, ds["id"], **config)
-    wait_for_events(worker_client, run["id"], 5)
+def test_killed_worker_run_is_requeued_and_completes_once(blocking, worker_client) -> None:
+    ds = upload_ok(worker_client, regression_csv(n=40, d=4, support=(1,)))
+    run = submit(worker_client, ds["id"], **blocking.config)
+    wait_for_events(worker_client, run["id"], 3)
     running = worker_client.get(f"/api/runs/{run['id']}").json()
     assert running["status"] == "running" and running["attempt"] == 1
     os.kill(int(running["worker"].rsplit(":", 1)[1]), signal.SIGKILL)
+    blocking.open()  # the second attempt may finish
 
     run = wait_for(worker_client, run["id"], timeout=60)
     assert run["status"] == "done", run["error"]
     assert run["attempt"] == 2
     assert run["worker"] != running["worker"]
+    assert run["result"]["stop_reason"] == "the test opened the gate"
+    first, second = blocking.attempts()
+    assert str(first) == running["worker"].rsplit(":", 1)[1] and second != first
     events = full_trace(worker_client, run["id"])
-    assert_clean_trace(events)
+    assert_clean_trace(events)  # the first attempt's events are gone
     health = worker_client.get("/healthz").json()
     assert health["jobs"]["alive"] == 1  # the dead worker was replaced
 

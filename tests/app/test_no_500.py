@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from app_helpers import regression_csv, stored_files, upload
-from service_helpers import free_port, make_settings, serve
+from service_helpers import STARTUP_SECONDS, free_port, make_settings, serve
 
 from app.main import create_app
 
@@ -205,7 +205,7 @@ def live_server(tmp_path: Path):
     server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + STARTUP_SECONDS  # a bound, not a speed check
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.05)

@@ -122,21 +122,22 @@ def test_the_api_answers_503_with_retry_after_and_stores_nothing(data_dir: Path)
         assert len(stored_files(data_dir)) == 1  # the refused data set left no file
 
 
-def test_a_running_run_outlives_a_lock_on_its_first_attempt(data_dir: Path, slow_job) -> None:
-    data, config = slow_job
+def test_a_running_run_outlives_a_lock_on_its_first_attempt(data_dir: Path, blocking) -> None:
     settings = make_settings(
         data_dir, workers=1, sqlite_busy_timeout_seconds=BUSY_SECONDS, stale_after_seconds=2.0
     )
     with serve(settings) as client:
-        dataset = client.post("/api/datasets/generate", json=data).json()
-        run = submit(client, dataset["id"], **config)
+        dataset = client.post("/api/datasets/generate", json=GENERATE).json()
+        run = submit(client, dataset["id"], **blocking.config)  # runs until the gate opens
         wait_for_events(client, run["id"], 1)
         # Longer than the busy timeout, and than stale_after_seconds: no heartbeat gets
         # through meanwhile, yet the run is not taken for dead.
         with write_lock(data_dir / "foba-lab.db", 3.0):
             pass
+        blocking.open()
         final = wait_for(client, run["id"], timeout=60)
         assert (final["status"], final["attempt"], final["error"]) == ("done", 1, None)
+        assert len(blocking.attempts()) == 1
         steps = [
             e["step"]
             for e in client.get(f"/api/runs/{run['id']}/trace?limit=5000").json()["events"]

@@ -72,7 +72,8 @@ def test_timings_sit_beside_the_papers(report):
     timing = report.data["timing"]
     assert set(timing["ours"]) == set(PAPER_TABLE3)
     for s, row in timing["ours"].items():
-        assert all(0 < v < 1.0 for v in row.values()), (s, row)  # seconds per run
+        # Seconds per run, measured: present and positive (how many is the bench's report).
+        assert all(math.isfinite(v) and v > 0 for v in row.values()), (s, row)
     assert math.isclose(timing["paper"][5]["FoBa-obj"], 12.5)
 
 

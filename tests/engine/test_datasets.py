@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import numpy as np
 import pytest
@@ -267,11 +266,9 @@ def test_xiang_noise_level():
 # --------------------------------------------------------------------------- sparse_design
 
 
-def test_sparse_design_defaults_fast_and_rcv1_shaped():
-    start = time.perf_counter()
+def test_sparse_design_defaults_are_rcv1_shaped():
+    # How long it takes is the bench's business (bench/), not a pass/fail of the suite.
     P = sparse_design(0)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
     X = P.X
     assert isinstance(X, sp.csr_matrix) and X.shape == (20000, 50000)
     assert abs(X.nnz / (20000 * 50000) / 0.001 - 1) < 0.1

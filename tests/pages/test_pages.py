@@ -175,11 +175,8 @@ def test_finished_run_page_has_player_charts_and_results(site):
     # Feature names, not indices, on the path's rows.
     rows = figs["chart-path"]["layout"]["yaxis"]["categoryarray"]
     assert rows and all(r.split(" ")[0] in names for r in rows)
-    # Additions and deletions differ by shape as well as colour.
-    markers = {t["name"]: t["marker"] for t in figs["chart-path"]["data"] if t["mode"] == "markers"}
-    assert markers["addition"]["symbol"] != markers.get("deletion", {"symbol": "x"})["symbol"] or (
-        "deletion" not in markers
-    )
+    markers = {t["name"] for t in figs["chart-path"]["data"] if t["mode"] == "markers"}
+    assert "addition" in markers  # deletions: test_path_chart_marks_deletions_apart
     frames = payload["frames"]
     assert len(frames["frames"]) == len(
         site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
@@ -192,6 +189,37 @@ def test_finished_run_page_has_player_charts_and_results(site):
     assert f'href="/api/runs/{run["id"]}"' in page
     assert "F-measure" in page and "ROC AUC" in page and "Test MSE" in page
     assert f'href="/teach/{run["id"]}?step=0"' in page
+
+
+def test_path_chart_marks_deletions_apart(site):
+    """A run that surely deletes (Zhang's Figure 2: FoBa takes f3 first, then deletes it):
+    its deletions are drawn at their steps, by another shape and colour than additions."""
+    from app.services.lessons import figure2_problem
+
+    problem = figure2_problem()
+    header = ",".join([*problem.feature_names, "y"])
+    lines = [
+        ",".join(f"{v:.17g}" for v in (*x, t)) for x, t in zip(problem.X, problem.y, strict=True)
+    ]
+    upload = site.client.post(
+        "/api/datasets",
+        files={"file": ("figure2.csv", "\n".join([header, *lines]) + "\n")},
+        data={"target": "y"},
+    )
+    assert upload.status_code == 201, upload.text
+    run = wait_for(
+        site.client, submit(site.client, upload.json()["id"], algorithm="foba-obj", k=2)["id"]
+    )
+    assert run["status"] == "done", run["error"]
+    events = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
+    removals = [e["step"] for e in events if e["kind"] == "remove"]
+    assert removals, "FoBa deletes f3 on Zhang's Figure 2"
+    payload = site.client.get(f"/runs/{run['id']}/figures").json()
+    traces = {t["name"]: t for t in payload["figures"]["path"]["data"] if t["mode"] == "markers"}
+    added, deleted = traces["addition"], traces["deletion"]
+    assert deleted["x"] == removals and all(y.split(" ")[0] == "f3" for y in deleted["y"])
+    assert added["marker"]["symbol"] != deleted["marker"]["symbol"]
+    assert added["marker"]["color"] != deleted["marker"]["color"]
 
 
 def test_failed_run_page_shows_the_error(site):

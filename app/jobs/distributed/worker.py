@@ -27,6 +27,7 @@ from procrastinate.worker import Worker
 from app.config import Settings
 from app.db import make_db
 from app.jobs.distributed import queue
+from app.jobs.plugins import load_test_plugins
 from app.jobs.supervisor import STOP_GRACE_SECONDS, Supervisor, one_blas_thread
 from app.storage import owner_only_files
 
@@ -101,6 +102,7 @@ def _child(settings: Settings, info: str, *, parent: int) -> None:
 def run_one(settings: Settings, info: str, parent: int | None = None) -> int:
     """One worker process; ``parent``: the supervisor's pid (an orphan stops)."""
     one_blas_thread()
+    load_test_plugins()  # the test suite's own algorithms (unset: nothing)
     owner_only_files()
     db = make_db(settings.database_url, settings.sqlite_busy_timeout_seconds)
     state = queue.WorkerState(settings, db, parent=parent)

@@ -1,0 +1,155 @@
+"""The suite's tiers and the test-only blocking algorithm (docs/TESTING.md).
+
+Markers (registered in pyproject.toml, ``--strict-markers``) are given here, by path and by
+fixture, rather than on each test: ``python -m pytest -m "not slow"`` is the fast loop, and a
+plain ``python -m pytest`` still runs everything.
+
+- ``browser``: drives Chromium (every ``tests/pages/test_browser*.py``); also ``slow``.
+- ``postgres``: needs the PostgreSQL at 127.0.0.1:5432 (a PostgreSQL fixture, or a
+  ``postgresql`` parameter of a database fixture); skipped when it is not reachable.
+- ``slow``: the paper reproductions (``tests/bench/test_repro_*``), schemathesis, the worker
+  processes killed and restarted (in-process and distributed: ``postgres`` too, by their queue
+  database), the browsers, and the tests in ``SLOW`` below, each measured at several seconds
+  on 2 cores (``--durations``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+# Whole files: path (from tests/, a prefix of the file name) -> markers.
+FILES: dict[str, tuple[str, ...]] = {
+    "pages/test_browser": ("browser", "slow"),
+    "bench/test_repro_": ("slow",),
+    "app/test_schemathesis.py": ("slow",),
+    "app/test_jobs_distributed.py": ("slow",),  # worker processes killed and stopped
+    "app/test_jobs_workers.py": ("slow",),  # worker processes killed, servers restarted
+}
+
+# Single tests that take several seconds: file -> test function names (all parametrisations),
+# or one parametrisation by its full name (``test_x[case]``).
+SLOW: dict[str, set[str]] = {
+    # Seconds measured on 2 cores shared with other work (load average about 12): most of them
+    # start worker processes, a server subprocess or a second database.
+    "app/test_api_cv.py": {
+        "test_a_study_runs_its_folds_as_runs_and_matches_the_engine",  # 7-28 s
+        "test_a_study_on_postgresql",  # 19 s
+        "test_a_failing_fold_fails_the_study_with_its_reason",  # 26 s
+    },
+    "app/test_api_runs.py": {
+        "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
+    },
+    "app/test_api_standardize.py": {
+        "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
+        "test_boston_units_no_longer_change_the_choice",  # 14 s
+    },
+    "app/test_api_storage.py": {
+        "test_database_storage_keeps_no_files",  # 11-37 s
+        "test_lost_arrays_answer_410_fail_runs_plainly_and_degrade_health",  # 14 s
+    },
+    "app/test_app_startup.py": {"test_python_m_app_serves_with_samples"},  # 12 s
+    "app/test_migrations.py": {"test_the_command_line_upgrades_the_configured_database"},  # 27 s
+    "app/test_no_500.py": {"test_a_wide_data_set_previews_fewer_rows"},  # 7 s
+    "app/test_transient.py": {"test_a_running_run_outlives_a_lock_on_its_first_attempt"},  # 11 s
+    "bench/test_cv_k.py": {
+        "test_quick_run_reports_every_method_and_the_same_k_as_the_grid",  # 11 s
+    },
+    "engine/test_crf.py": {"test_foba_gdt_recovers_the_relevant_features"},  # 16 s
+    "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
+    "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
+    "pages/test_pages_runs.py": {"test_runs_table_stays_light_with_thousands_of_runs"},  # 10 s
+    "test_cli.py": {"test_serve_runs_the_app", "test_worker_says_what_it_needs"},  # 17 s each
+    "test_deployment.py": {"test_each_service_command_is_one_the_image_provides"},  # 10 s
+}
+
+POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
+
+# Worker processes import the engine fresh: they load this file at start (app.jobs.plugins),
+# so every worker any test starts knows the test-only algorithm. The test process registers
+# it only for the tests that use the ``blocking`` fixture.
+os.environ["FOBA_TEST_PLUGINS"] = str(TESTS / "blocking_algorithm.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if not path.is_relative_to(TESTS):
+            continue
+        relative = path.relative_to(TESTS).as_posix()
+        names: set[str] = set()
+        for prefix, markers in FILES.items():
+            if relative.startswith(prefix):
+                names.update(markers)
+        function = getattr(item, "originalname", item.name)
+        if {function, item.name} & SLOW.get(relative, set()):
+            names.add("slow")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_postgres = any(isinstance(v, str) and v == "postgresql" for v in params.values())
+        if on_postgres or POSTGRES_FIXTURES & set(item.fixturenames):
+            names.add("postgres")
+        for name in sorted(names):
+            item.add_marker(name)
+    _check_slow_names(items)
+
+
+def _check_slow_names(items: list[pytest.Item]) -> None:
+    """A renamed test must not leave the fast loop by surprise: every name in ``SLOW`` is a
+    function of its module (checked for the modules collected)."""
+    modules = {
+        Path(str(item.path)).relative_to(TESTS).as_posix(): item.module
+        for item in items
+        if isinstance(item, pytest.Function) and Path(str(item.path)).is_relative_to(TESTS)
+    }
+    for relative, functions in SLOW.items():
+        module = modules.get(relative)
+        missing = sorted(
+            name
+            for name in functions
+            if module is not None and not hasattr(module, name.split("[", 1)[0])
+        )
+        if missing:
+            raise pytest.UsageError(f"tests/conftest.py SLOW names no test {missing} in {relative}")
+
+
+# --------------------------------------------------------------------------- blocking runs
+
+
+class Gate:
+    """A ``test-blocking`` run's gate (tests/blocking_algorithm.py): its run configuration,
+    and the file that lets it finish."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def config(self) -> dict:
+        """The run's fields: ``submit(client, dataset_id, **gate.config)``."""
+        return {"algorithm": "test-blocking", "params": {"gate": str(self.path)}}
+
+    def open(self) -> None:
+        """Let every run waiting at this gate (and every later one) finish."""
+        self.path.touch()
+
+    def attempts(self) -> list[int]:
+        """The pid of each attempt that has reached the gate, in order."""
+        started = Path(f"{self.path}.started")
+        return [int(line) for line in started.read_text().split()] if started.exists() else []
+
+
+@pytest.fixture
+def blocking(tmp_path: Path) -> Iterator[Gate]:
+    """``test-blocking`` registered in this process for the test, and a closed gate for it."""
+    import blocking_algorithm
+
+    blocking_algorithm.register()
+    try:
+        yield Gate(tmp_path / "gate")
+    finally:
+        blocking_algorithm.unregister()
