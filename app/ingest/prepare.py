@@ -130,6 +130,7 @@ def prepare(
     else:  # y and X end up in the parse buffer itself: no second copy of the data
         both = compact(table.values, table.n_rows, rows, [index[target], *feature_columns])
         y_raw, X = both[:, 0], both[:, 1:]
+    _refuse_huge(X, names, y_raw, target)
     task, y, classes = target_values(target_col, y_raw, opts, words)
     imputed = _impute(X, names) if opts.missing == "impute" else {}
     missing = [col[source].n_bad for source in sources] + [target_col.n_bad]
@@ -152,6 +153,35 @@ def prepare(
         one_hot=one_hot,
         notes=notes,
     )
+
+
+# Finite values this large overflow the sums of squares that standardisation and every
+# objective compute (1e200 squared is inf): the run would fail with a message nobody can act
+# on, or store metrics that are not numbers. 1e150 squared, summed over rows, stays finite.
+HUGE = 1e150
+
+
+def _refuse_huge(X: np.ndarray, names: list[str], y: np.ndarray, target: str) -> None:
+    """Refuse columns whose values are too large to compute with, naming each and its
+    largest value."""
+    with np.errstate(invalid="ignore"):
+        largest = np.nanmax(np.where(np.isfinite(X), np.abs(X), np.nan), axis=0, initial=0.0)
+        y_largest = float(np.nanmax(np.where(np.isfinite(y), np.abs(y), np.nan), initial=0.0))
+    columns = [(names[j], float(largest[j])) for j in np.flatnonzero(largest > HUGE)]
+    if y_largest > HUGE:
+        columns.append((target, y_largest))
+    problems = [
+        InvalidInput(
+            f"column {name!r} holds values as large as {value:.3g}: beyond {HUGE:.0e} the sums "
+            "of squares that selection computes overflow; rescale the column (other units, "
+            "or a logarithm) before uploading",
+            loc=FILE,
+            column=name,
+        )
+        for name, value in columns
+    ]
+    if problems:
+        raise InvalidInput.all_of(problems)
 
 
 # --------------------------------------------------------------------------- ID-like columns

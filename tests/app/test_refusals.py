@@ -37,3 +37,20 @@ def test_a_file_sent_as_a_plain_field_is_refused_briefly(api) -> None:
     answer = api.post("/api/datasets", data={"file": csv_text, "target": "y"})
     assert answer.status_code in (400, 422), answer.text
     assert len(answer.content) < 4096
+
+
+def test_values_too_large_to_compute_with_are_refused_at_upload(api) -> None:
+    """1e200 is finite, but its square is not: the run would fail, or store metrics that are
+    no numbers (a 500 on the run page)."""
+    rows = "".join(f"{i % 7},{(i % 5) * 1e200},{i % 3}\n" for i in range(30))
+    answer = api.post(
+        "/api/datasets", files={"file": ("huge.csv", "y,a,b\n" + rows)}, data={"target": "y"}
+    )
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"][0]
+    assert detail["ctx"]["column"] == "a" and "rescale" in detail["msg"]
+    fine = "".join(f"{i % 7},{(i % 5) * 1e100},{i % 3}\n" for i in range(30))
+    ok = api.post(
+        "/api/datasets", files={"file": ("ok.csv", "y,a,b\n" + fine)}, data={"target": "y"}
+    )
+    assert ok.status_code == 201, ok.text

@@ -214,3 +214,35 @@ def test_runs_table_shows_the_stored_auc_the_run_page_draws(site):
     known = [r["recovery"]["auc"] for r in scores if r and r["recovery"]]
     assert known == sorted(known, reverse=True)
     assert site.failed["result"] is None or site.failed["result"]["recovery"] is None
+
+
+def test_a_finished_run_whose_metrics_are_null_still_has_a_page(idle):
+    """Metrics stored as null (an overflow before uploads refused such data) once made the run
+    page compute 1 - null: a 500."""
+    ds = generate(idle, "liu2014_logistic", n=40, d=8, s=2)
+    with Session(idle.app.state.db) as session:
+        run = Run(
+            dataset_id=ds["id"],
+            algorithm="omp",
+            objective="logistic",
+            k=2,
+            status=RunStatus.done,
+            test_fraction=0.25,
+            result={
+                "support": [],
+                "intercept": 0.0,
+                "objective": None,
+                "n_steps": 2,
+                "stop_reason": "k",
+                "engine_seconds": 0.01,
+                "train": {"n_samples": 30, "accuracy": None, "log_loss": None},
+                "test": {"n_samples": 10, "accuracy": None, "log_loss": None},
+                "recovery": None,
+            },
+        )
+        session.add(run)
+        session.commit()
+        run_id = run.id
+    page = idle.get(f"/runs/{run_id}")
+    assert page.status_code == 200, page.text[:500]
+    assert "Train error" in page.text
