@@ -20,7 +20,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import engine
-from app.errors import InvalidInput, NotFound
+from app import storage
+from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs import lease
 from app.jobs.backend import JobBackend
 from app.models import (
@@ -37,6 +38,8 @@ from app.models import (
 )
 from app.services import catalog, idempotency
 from app.services.parts import status_of
+from app.storage import ArrayStore
+from engine import judge
 from engine.stability import (
     StabilityPlan,
     StabilityResult,
@@ -364,6 +367,74 @@ def frequency_rows(public: StabilityPublic) -> list[dict[str, Any]]:
                     }
                 )
     return rows
+
+
+# --------------------------------------------------------------------------- why not
+
+WHY_NOT_MAX_CELLS = 5_000_000  # rows x features: it runs in the web process
+
+
+def why_not(
+    session: Session, store: ArrayStore, study_id: int, unit: int, k: int, method: str | None
+) -> dict[str, Any]:
+    """Why is (or is not) feature ``unit`` in the selection at k? ``engine.judge.why_not`` on
+    all rows, against the run the study was started from when it is done and of this k, else
+    against the k features the method selected most often at k."""
+    study = get_study(session, study_id)
+    dataset = session.get(Dataset, study.dataset_id)
+    names = {m["algorithm"]: m for m in study.methods}
+    method = method or study.algorithm
+    if method not in names:
+        raise InvalidInput(f"the study has no method {method!r}", loc=("query", "method"))
+    if dataset.groups is not None:
+        raise Conflict("'why not' answers name single features; this data set's units are groups")
+    if dataset.n_samples * dataset.n_features > WHY_NOT_MAX_CELLS:
+        raise Conflict(
+            f"'why not' answers are for data sets of at most {WHY_NOT_MAX_CELLS:,} cells"
+        )
+    if not 0 <= unit < dataset.n_features:
+        raise InvalidInput(
+            f"feature must be between 0 and {dataset.n_features - 1}", loc=("query", "feature")
+        )
+    if not 1 <= k <= study.k_max:
+        raise InvalidInput(f"k must be between 1 and {study.k_max}", loc=("query", "k"))
+    run = session.get(Run, study.run_id) if study.run_id else None
+    frequency = None
+    summary = summaries(study, dataset, part_runs(session, study.id))[method]
+    if summary is not None:
+        frequency = float(summary.summary.frequency[k - 1, unit])
+    if run is not None and run.k == k and run.status == RunStatus.done and run.result:
+        support = [f["index"] for f in run.result["support"]]
+        reference = f"run #{run.id}'s selection (k = {k})"
+    elif summary is not None:
+        at_k = summary.summary.frequency[k - 1]
+        support = sorted(sorted(range(len(at_k)), key=lambda u: (-at_k[u], u))[:k])
+        reference = f"the {k} features {method} selected most often at k = {k}"
+    else:
+        raise Conflict("no subsample of this method has finished yet")
+    X, y = _arrays(store, dataset)
+    objective = engine.OBJECTIVES[study.objective]
+    own = {p.name for p in objective.params}
+    params = {n: v for n, v in names[method]["params"].items() if n in own}
+    verdict = judge.why_not(
+        X, y, support, unit, objective=study.objective, standardize=study.standardize, **params
+    )
+    return {
+        "study_id": study.id,
+        "method": method,
+        "k": k,
+        "feature": unit,
+        "name": dataset.feature_names[unit],
+        "frequency": frequency,
+        "reference": reference,
+        "support": [dataset.feature_names[j] for j in support],
+        "verdict": verdict.to_dict(),
+    }
+
+
+def _arrays(store: ArrayStore, dataset: Dataset) -> tuple[Any, Any]:
+    arrays = store.load(dataset.file)
+    return storage.unpack_matrix(arrays), arrays["y"]
 
 
 # --------------------------------------------------------------------------- acting

@@ -20,6 +20,7 @@ from app.web.views import cv as cv_view
 from app.web.views import home as home_view
 from app.web.views import run as run_view
 from app.web.views import runs_table
+from app.web.views import stability as stability_view
 from app.web.views import teach as teach_view
 
 router = APIRouter(
@@ -117,6 +118,35 @@ def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
 def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
     """Folds done while they run (the browser polls the study's JSON), then the curve."""
     return render(request, "cv.html", cv_view.cv_page(session, cv_id))
+
+
+# --------------------------------------------------------------------------- stability
+
+
+@router.get("/stability/{study_id}")
+def stability_page(
+    request: Request, session: SessionDep, study_id: Id, method: str | None = None
+) -> Response:
+    """Subsamples done while they run (the browser polls the study's JSON), then the
+    stability path, the features x k heatmap and, with several methods, their stability."""
+    return render(
+        request, "stability.html", stability_view.stability_page(session, study_id, method)
+    )
+
+
+@router.get("/stability/{study_id}/why-not")
+def stability_why_not(
+    request: Request,
+    session: SessionDep,
+    store: StoreDep,
+    study_id: Id,
+    feature: int,
+    k: int,
+    method: str | None = None,
+) -> Response:
+    """Why is (or is not) this feature selected at k: the best exchange and its cost."""
+    context = stability_view.why_not_page(session, store, study_id, feature, k, method)
+    return render(request, "stability_why_not.html", context)
 
 
 # --------------------------------------------------------------------------- comparisons

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from app.models import Message, StabilityCreate, StabilityPublic
 from app.services import stability
 from app.web import export
-from app.web.deps import BackendDep, Id, SessionDep
+from app.web.deps import BackendDep, Id, SessionDep, StoreDep
 from app.web.routers.runs import IdempotencyKey
 
 router = APIRouter(tags=["stability"])
@@ -63,3 +63,21 @@ def export_frequencies(
     if format == "json":
         return JSONResponse(rows, headers=headers)
     return PlainTextResponse(export.stability_csv(rows), media_type="text/csv", headers=headers)
+
+
+@router.get(
+    "/stability/{study_id}/why-not",
+    responses={**NOT_FOUND, 409: {"model": Message, "description": "Nothing to explain yet."}},
+)
+def why_not(
+    session: SessionDep,
+    store: StoreDep,
+    study_id: Id,
+    feature: int,
+    k: int,
+    method: str | None = None,
+) -> dict:
+    """Why is (or is not) ``feature`` selected at k: ``engine.judge.why_not`` on all rows
+    against the run the study came from (at its k), else against the k features the method
+    selected most often at k; with the feature's frequency at k."""
+    return stability.why_not(session, store, study_id, feature, k, method)
