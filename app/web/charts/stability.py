@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.web.charts.style import (
+    BLACK,
     BLUE,
     DASHES,
     GREY,
     SERIES,
+    SYMBOLS,
     VERMILLION,
     Figure,
     empty_figure,
@@ -21,6 +23,9 @@ from app.web.charts.style import (
 
 MAX_NAMED = 12  # features drawn in colour, with a legend entry; the others thin and grey
 MAX_HEATMAP_ROWS = 60
+# The features' colours: the palette without the threshold's (vermillion) and the bound's
+# (black-grey), so that neither is mistaken for a feature.
+LINES = tuple(c for c in SERIES if c not in (VERMILLION, BLACK))
 
 
 def ranked_units(summary: dict[str, Any]) -> list[int]:
@@ -81,9 +86,9 @@ def path_figure(
                 "y": [row[u] for row in freq],
                 "customdata": [u] * len(ks),
                 "line": {
-                    "color": SERIES[i % len(SERIES)],
+                    "color": LINES[i % len(LINES)],
                     "width": 2.5,
-                    "dash": DASHES[(i // len(SERIES)) % len(DASHES)],
+                    "dash": DASHES[(i // len(LINES)) % len(DASHES)],
                 },
                 "marker": {"size": 6},
                 "hovertemplate": f"{names[u]}<br>k = %{{x}}: frequency %{{y:.2f}}<extra></extra>",
@@ -122,13 +127,24 @@ def path_figure(
         "title": {"text": "E[false selections] ≤"},
         "overlaying": "y",
         "side": "right",
-        "rangemode": "tozero",
         "range": [0, max(top, 1.0) * 1.05],
+        "tickmode": "auto",
+        "nticks": 6,
         "showgrid": False,
         "zeroline": False,
         "ticks": "outside",
     }
-    lay["margin"]["r"] = 72
+    # Many lines: the legend goes to the right of the plot, one entry a line.
+    lay["legend"] = {
+        "orientation": "v",
+        "x": 1.08,
+        "xanchor": "left",
+        "y": 1,
+        "yanchor": "top",
+        "font": {"size": 12},
+    }
+    lay["margin"].update(r=260, t=56)
+    lay["height"] = 460
     if len(ks) <= 25:
         lay["xaxis"]["dtick"] = 1
     if run_k is not None and ks[0] <= run_k <= ks[-1]:
@@ -218,8 +234,13 @@ def index_figure(methods: Sequence[dict[str, Any]]) -> Figure:
                     "visible": True,
                     "color": SERIES[i % len(SERIES)],
                 },
-                "line": {"color": SERIES[i % len(SERIES)], "width": 2.5},
-                "marker": {"size": 7},
+                # Dashes and symbols too: equal indices put one method's line on another's.
+                "line": {
+                    "color": SERIES[i % len(SERIES)],
+                    "width": 2.5,
+                    "dash": DASHES[i % len(DASHES)],
+                },
+                "marker": {"size": 8, "symbol": SYMBOLS[i % len(SYMBOLS)]},
                 "hovertemplate": f"{m['algorithm']}<br>k = %{{x}}: %{{y:.3f}}<extra></extra>",
             }
         )

@@ -3,6 +3,7 @@ stability page and a feature's 'why not' answer."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -170,7 +171,14 @@ def why_not_page(
         return {**e, "out": names[e["feature_out"]], "in": names[e["feature_in"]]}
 
     verdict = answer["verdict"]
+    # The engine names features by column; the page by name.
+    explanation = re.sub(
+        r"feature (\d+)",
+        lambda m: names[int(m.group(1))] if int(m.group(1)) < len(names) else m.group(0),
+        verdict["explanation"],
+    )
     return {
+        "explanation": explanation,
         "answer": answer,
         "best": exchange(verdict["best"]),
         "alternatives": [exchange(e) for e in verdict["alternatives"]],
