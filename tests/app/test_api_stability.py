@@ -175,7 +175,7 @@ def test_bad_requests_say_what_to_fix_and_store_nothing(
     assert stored_rows(data_dir) == (0, 0)
 
 
-def test_an_idempotency_key_returns_the_first_study_and_cancel_ends_its_parts(client) -> None:
+def test_an_idempotency_key_returns_the_first_study_and_cancel(client) -> None:
     ds = upload_ok(client, regression_csv(n=30, d=6, support=(1, 4)))
     body = {"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3, "n_pairs": 2}
     key = {"Idempotency-Key": "stab-1"}
@@ -194,6 +194,10 @@ def test_an_idempotency_key_returns_the_first_study_and_cancel_ends_its_parts(cl
     assert [p["status"] for p in cancelled["parts"]] == ["cancelled"] * 4
     assert client.get("/api/stability/999").status_code == 404
     assert client.post("/api/stability/999/cancel").status_code == 404
+    # Nothing to explain before a subsample is done (the answers: tests/pages).
+    why = client.get(f"/api/stability/{study['id']}/why-not?feature=0&k=2")
+    assert why.status_code == 409 and "no subsample" in why.json()["detail"]
+    assert client.get("/api/stability/999/why-not?feature=0&k=1").status_code == 404
 
 
 def test_a_study_of_a_run_takes_the_run_s_settings(client) -> None:
