@@ -83,3 +83,13 @@ def test_a_running_study_shows_its_progress_and_a_cancel_button(idle) -> None:
     idle.post(f"/api/stability/{study['id']}/cancel")
     assert "Cancelled." in idle.get(f"/stability/{study['id']}").text
     assert idle.get("/stability/999").status_code == 404
+
+
+def test_the_data_set_and_run_pages_offer_it_and_list_the_studies(done) -> None:
+    client, ds, run, study = done
+    page = client.get(f"/datasets/{ds['id']}").text
+    assert 'id="stability-form"' in page and 'action="/api/stability"' in page
+    assert f'href="/stability/{study["id"]}"' in page
+    run_page = client.get(f"/runs/{run['id']}").text
+    assert 'id="stability-run"' in run_page and f'name="run_id" value="{run["id"]}"' in run_page
+    assert f'href="/stability/{study["id"]}"' in run_page

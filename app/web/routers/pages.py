@@ -53,6 +53,7 @@ def dataset_page(
 ) -> Response:
     context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
     context.update(cv_view.dataset_section(session, dataset_id))
+    context.update(stability_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
 
 
@@ -102,7 +103,8 @@ def runs_page(request: Request, session: SessionDep) -> Response:
 @router.get("/runs/{run_id}")
 def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
     """The run; while it runs, the browser follows its trace through the API."""
-    return render(request, "run.html", run_view.run_page(session, run_id))
+    context = run_view.run_page(session, run_id)
+    return render(request, "run.html", {**context, **stability_view.run_section(session, run_id)})
 
 
 @router.get("/runs/{run_id}/figures")
