@@ -1,6 +1,7 @@
 """``foba-lab``: select features of a CSV file, serve the app, or run a job worker.
 
     foba-lab select data.csv --target y --algorithm foba-obj --k 5 [--cv] [--json]
+    foba-lab stability data.csv --target y --k-max 10 [--pairs 50] [--compare omp,lasso]
     foba-lab serve [--host HOST] [--port PORT]
     foba-lab worker [--check]
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -79,11 +81,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "predicting its target column, and print them with their coefficients.",
     )
     select.add_argument("csv", help="the CSV file: a header row, then one row per sample")
-    table = select.add_argument_group(
-        "reading the table (the upload form's options, with the same words)"
-    )
-    for field in TABLE_FIELDS:
-        table.add_argument(option(field), **_field_argument(field))
+    add_table_options(select)
     select.add_argument(
         "--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s"
     )
@@ -148,6 +146,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "container's health check)",
     )
     worker.set_defaults(run=run_worker)
+    add_stability_command(commands)
     return parser
 
 
@@ -166,6 +165,15 @@ TABLE_FIELDS = (
     "id_columns",
     "positive_class",
 )
+
+
+def add_table_options(command: argparse.ArgumentParser) -> None:
+    """The upload form's options, with the same words, for a command that reads a table."""
+    table = command.add_argument_group(
+        "reading the table (the upload form's options, with the same words)"
+    )
+    for field in TABLE_FIELDS:
+        table.add_argument(option(field), **_field_argument(field))
 
 
 def _field_argument(name: str) -> dict[str, Any]:
@@ -489,3 +497,161 @@ def run_worker(args: argparse.Namespace) -> int:
     from app.__main__ import worker, worker_check
 
     return worker_check() if args.check else worker()
+
+
+# --------------------------------------------------------------------------- stability
+
+
+def add_stability_command(commands: Any) -> None:
+    """``foba-lab stability``: how stable is a selection (engine.stability), on a CSV file."""
+    stab = commands.add_parser(
+        "stability",
+        help="how stable is a selection: frequencies over complementary half samples",
+        description="Complementary-pairs stability selection: the algorithm runs on 2B half "
+        "samples of the rows (B pairs of disjoint halves); every feature's selection "
+        "frequency at every k = 1..--k-max, the stable set at --threshold and its bound on "
+        "the expected number of false selections. With --compare, other algorithms run on "
+        "the same half samples and are compared by stability.",
+    )
+    stab.add_argument("csv", help="the CSV file: a header row, then one row per sample")
+    add_table_options(stab)
+    stab.add_argument("--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s")
+    stab.add_argument("--objective", default="least_squares", help="as for select")
+    stab.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    stab.add_argument("--no-standardize", dest="standardize", action="store_false")
+    stab.add_argument("--seed", type=int, default=0, help="seeds the pairs (default 0)")
+    stab.add_argument("--k-max", type=int, help="largest k (default: min(features, 10))")
+    stab.add_argument("--pairs", type=int, default=50, help="B, pairs of halves (default 50)")
+    stab.add_argument("--threshold", type=float, default=0.6, help="pi in (0.5, 1] (0.6)")
+    stab.add_argument("--max-false", type=float, help="a target for E[V]: the pi meeting it")
+    stab.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="ALGO[,ALGO]",
+        help="other algorithms on the same half samples, e.g. omp,lasso,abess",
+    )
+    stab.add_argument("--jobs", type=int, default=1, help="processes (joblib; default 1)")
+    stab.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    stab.add_argument("--progress", choices=("auto", "always", "never"), default="auto")
+    stab.set_defaults(run=run_stability)
+
+
+def run_stability(args: argparse.Namespace) -> int:
+    from engine.stability import StabilityResult, compare, plan_stability, run_subsamples
+    from engine.stability import summarise as merge
+
+    objective = _objective(args.objective)
+    params = parse_params(args.param, args.algorithm, objective)
+    task = engine.OBJECTIVES[objective].task
+    table = read_table(args, task)
+    n, d = table.X.shape
+    peers = [a.strip() for item in args.compare for a in item.split(",") if a.strip()]
+    methods = {args.algorithm: params, **{a: {} for a in peers}}
+    if len(methods) < 1 + len(peers):
+        raise UsageError("--compare: an algorithm is named twice")
+    if not 0.5 < args.threshold <= 1:
+        raise UsageError(f"--threshold must be in (0.5, 1], got {args.threshold}")
+    if args.max_false is not None and args.max_false <= 0:
+        raise UsageError(f"--max-false must be positive, got {args.max_false}")
+    k_max = args.k_max if args.k_max is not None else min(d, 10)
+    plans = {}
+    for name, own in methods.items():
+        try:
+            plans[name] = plan_stability(
+                name,
+                objective,
+                k_max=k_max,
+                n_samples=n,
+                n_features=d,
+                params=own,
+                n_pairs=args.pairs,
+                y=table.y,
+                standardize=args.standardize,
+                random_state=args.seed,
+                task=task,
+            )
+        except ConfigError as exc:
+            option = "--compare" if name in peers else OPTION.get(exc.field, "")
+            option = "--k-max" if exc.field == "k" else option
+            raise UsageError(f"{option}: {name}: {exc}" if option else str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"--pairs: {exc}") from None
+    enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+    bar = ProgressBar(enabled=enabled)
+    total, done = len(plans) * 2 * args.pairs, 0
+
+    def tick(_: Any) -> None:
+        nonlocal done
+        done += 1
+        bar.update(done / total, f"{done}/{total} half samples")
+
+    results = {}
+    try:
+        for name, plan in plans.items():
+            runs = run_subsamples(table.X, table.y, plan, n_jobs=args.jobs, on_subsample=tick)
+            summary = merge(runs, plan, threshold=args.threshold, max_false=args.max_false)
+            results[name] = StabilityResult(plan, runs, summary)
+    except ValueError as exc:  # the data do not suit the request (labels, collinearity...)
+        raise UsageError(str(exc)) from None
+    finally:
+        bar.close()
+    comparison = compare(results)
+    if args.format == "json":
+        out = {"file": str(args.csv), "target": table.target, **comparison.to_dict()}
+        out["feature_names"] = table.feature_names
+        print(json.dumps(out, indent=2))
+    elif args.format == "csv":
+        print(_stability_csv(results, table.feature_names), end="")
+    else:
+        print(_stability_text(args, results, comparison, table.feature_names))
+    return 0
+
+
+def _stability_csv(results: dict[str, Any], names: list[str]) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["method", "k", "unit", "name", "frequency", "stable", "bound"])
+    for method, result in results.items():
+        s = result.summary
+        for i, k in enumerate(s.k):
+            stable = set(s.stable[i])
+            for u in range(s.n_units):
+                freq = float(s.frequency[i, u])
+                writer.writerow([method, int(k), u, names[u], freq, u in stable, s.bound[i]])
+    return out.getvalue()
+
+
+def _stability_text(args, results: dict[str, Any], comparison: Any, names: list[str]) -> str:
+    first = next(iter(results.values()))
+    plan = first.plan
+    lines = [
+        f"stability selection on {args.csv}: {plan.n_pairs} pairs of half samples "
+        f"({plan.n_subsamples} x {len(plan.subsamples[0])} rows), k = 1..{plan.k_max}, "
+        f"threshold {args.threshold}, seed {plan.random_state}"
+    ]
+    for method, result in results.items():
+        s = result.summary
+        stable = ", ".join(f"{names[u]} ({s.frequency_max[u]:.2f})" for u in s.stable_path)
+        lines += [
+            "",
+            f"{method}: stable over the path: {stable or 'none'}; E[false] <= {s.bound_path:.3g}",
+            f"{'k':>4}  {'q':>6}  {'E[V] <=':>8}  {'index':>6}  stable at k",
+        ]
+        for i, k in enumerate(s.k):
+            at_k = ", ".join(names[u] for u in s.stable[i]) or "-"
+            index = "" if math.isnan(s.nogueira[i]) else f"{s.nogueira[i]:.3f}"
+            lines.append(f"{k:>4}  {s.q[i]:>6.2f}  {s.bound[i]:>8.3g}  {index:>6}  {at_k}")
+    if len(results) > 1:
+        lines += [
+            "",
+            "steadiest (Nogueira's index) at k: "
+            + "; ".join(
+                f"{k}: {'/'.join(m) or '-'}"
+                for k, m in zip(comparison.k, comparison.steadiest, strict=True)
+            ),
+        ]
+    return "\n".join(lines)

@@ -179,20 +179,18 @@ def release(db: Engine, held: Claim) -> None:
 
 
 @retried
-def cancel_folds(db: Engine, cv_id: int) -> None:
-    """Cancel a cross-validation's folds: the queued ones at once, the running ones at their
-    next event (the user's cancel, or a fold that failed: the study has failed, so the other
-    folds' work would be thrown away)."""
+def cancel_parts(db: Engine, siblings: ColumnElement[bool]) -> None:
+    """Cancel the parts of a study (``siblings``: ``Run.cv_id == 5``, ``Run.stability_id ==
+    7``): the queued ones at once, the running ones at their next event (the user's cancel, or
+    a part that failed: the study has failed, so the other parts' work would be thrown away)."""
     with db.begin() as conn:
         conn.execute(
             update(Run)
-            .where(col(Run.cv_id) == cv_id, col(Run.status) == RunStatus.queued)
+            .where(siblings, Run.status == RunStatus.queued)
             .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
         )
         conn.execute(
-            update(Run)
-            .where(col(Run.cv_id) == cv_id, col(Run.status).in_(ACTIVE))
-            .values(cancel_requested=True)
+            update(Run).where(siblings, Run.status.in_(ACTIVE)).values(cancel_requested=True)
         )
 
 

@@ -25,9 +25,9 @@ import engine
 from app import storage
 from app.db.transient import is_transient, retried, retry
 from app.errors import NotFound
-from app.jobs import cv_fold, lease, limits, run_errors
+from app.jobs import lease, limits, run_errors, study_part
 from app.jobs.evaluation import select_run, split_rows, summarise
-from app.models import Dataset, Run, RunResult, RunStatus, stored_id
+from app.models import Dataset, Run, RunResult, RunStatus
 from app.storage import ArrayStore
 from engine.trace import SUPPORT_CHANGING, Event
 
@@ -133,10 +133,10 @@ class TraceWriter:
     ``batch_seconds`` seconds, and tell the engine whether to go on."""
 
     ctx: JobContext
-    meter: ProgressMeter | cv_fold.FoldMeter
+    meter: ProgressMeter | study_part.PartMeter
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
-    keep_events: bool = True  # a cross-validation fold stores its errors, not its events
+    keep_events: bool = True  # a part of a study stores its small result, not its events
 
     def __call__(self, event: Event) -> bool | str:
         self.meter.observe(event)
@@ -184,7 +184,7 @@ class TraceWriter:
 
 
 @contextmanager
-def heartbeat(ctx: JobContext, meter: ProgressMeter | cv_fold.FoldMeter) -> Iterator[None]:
+def heartbeat(ctx: JobContext, meter: ProgressMeter | study_part.PartMeter) -> Iterator[None]:
     """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
     stop = threading.Event()
 
@@ -211,15 +211,15 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     ctx.started, ctx.over_time = time.monotonic(), None
     limits.limit_memory(ctx.max_run_memory_mb)
     job = JobSpec.load(ctx.db, run_id)
-    fold = cv_fold.FoldSpec.load(ctx.db, job.run, job.dataset) if job.run.cv_id else None
-    meter = cv_fold.FoldMeter.of(fold, ProgressMeter) if fold else ProgressMeter.for_job(job)
-    writer = TraceWriter(ctx, meter, keep_events=fold is None)
+    part = study_part.load(ctx.db, job.run, job.dataset)  # a CV fold, a stability subsample
+    meter = study_part.PartMeter.of(part, ProgressMeter) if part else ProgressMeter.for_job(job)
+    writer = TraceWriter(ctx, meter, keep_events=part is None)
     result: RunResult | dict[str, Any] | None = None
     error: str | None = None
     with heartbeat(ctx, meter):
         try:
-            if fold is not None:
-                result, stopped = cv_fold.run_fold(fold, ctx.store, writer)
+            if part is not None:
+                result, stopped = part.execute(ctx.store, writer)
             else:
                 result, stopped = _select(job, writer)
         except Exception as exc:  # any failure is the run's outcome, reported to its user
@@ -251,8 +251,8 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
         )
     except lease.LeaseLost:
         return None
-    if fold is not None and status == RunStatus.failed:
-        lease.cancel_folds(ctx.db, stored_id(fold.study))  # the study failed: spare the others
+    if part is not None and status == RunStatus.failed:
+        lease.cancel_parts(ctx.db, part.siblings)  # the study has failed: spare the others
     return status
 
 

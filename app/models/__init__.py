@@ -54,7 +54,17 @@ from app.models.run import (
     RunUpdate,
     SelectedFeature,
     SplitOptions,
+    StudyPart,
     SupportRecovery,
+    part_of,
+    standalone,
+)
+from app.models.stability import (
+    StabilityCreate,
+    StabilityMethod,
+    StabilityPart,
+    StabilityPublic,
+    StabilityStudy,
 )
 from app.models.trace import TraceEvent, TracePage
 from app.models.web_session import WebSession
@@ -102,12 +112,20 @@ __all__ = [
     "SelectedFeature",
     "ServerError",
     "SplitOptions",
+    "StabilityCreate",
+    "StabilityMethod",
+    "StabilityPart",
+    "StabilityPublic",
+    "StabilityStudy",
+    "StudyPart",
     "SupportRecovery",
     "Task",
     "TraceEvent",
     "TracePage",
     "UploadOptions",
     "WebSession",
+    "part_of",
+    "standalone",
     "stored_id",
     "utcnow",
 ]

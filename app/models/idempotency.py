@@ -26,4 +26,7 @@ class IdempotencyKey(SQLModel, table=True):
     cv_id: int | None = Field(
         default=None, foreign_key="cv_studies.id", ondelete="CASCADE", sa_type=ID_TYPE
     )
+    stability_id: int | None = Field(
+        default=None, foreign_key="stability_studies.id", ondelete="CASCADE", sa_type=ID_TYPE
+    )
     created_at: datetime = Field(default_factory=utcnow)

@@ -8,11 +8,12 @@ durations), so a new column is declared once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import field_validator
-from sqlalchemy import JSON
+from sqlalchemy import JSON, ColumnElement, and_
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
@@ -134,6 +135,16 @@ class RunBase(SQLModel):
         default=None, foreign_key="cv_studies.id", ondelete="CASCADE", sa_type=ID_TYPE, index=True
     )
     cv_fold: int | None = None
+    # A subsample of a stability study (its result is
+    # engine.stability.SubsampleResult.to_dict()): a part of a study like a fold.
+    stability_id: int | None = Field(
+        default=None,
+        foreign_key="stability_studies.id",
+        ondelete="CASCADE",
+        sa_type=ID_TYPE,
+        index=True,
+    )
+    stability_index: int | None = None
     # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
     name: str = Field(default="", sa_column_kwargs={"server_default": ""})
     notes: str = Field(default="", sa_column_kwargs={"server_default": ""})
@@ -158,6 +169,9 @@ class RunPublic(RunBase):
     run_seconds: float | None = Field(description="From the last claim to the end.")
     result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
     cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
+    stability_id: int | None = Field(
+        None, description="The stability study this run is a subsample of."
+    )
     url: str
     trace_url: str
 
@@ -166,13 +180,52 @@ class RunPublic(RunBase):
         return cls.model_validate(
             {
                 **run.model_dump(exclude={"claim_token"}),
-                "result": run.result if run.cv_id is None else None,
+                "result": run.result if part_of(run) is None else None,
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
                 "url": f"/api/runs/{run.id}",
                 "trace_url": f"/api/runs/{run.id}/trace",
             }
         )
+
+
+@dataclass(frozen=True)
+class StudyPart:
+    """What a part of a study (a cross-validation fold, a stability subsample) belongs to."""
+
+    label: str  # "fold 2 of cross-validation 5"
+    study_id: int
+    page_url: str
+    api_url: str
+    product: str  # what its result holds
+
+
+def part_of(run: RunBase) -> StudyPart | None:
+    """The study ``run`` is a part of, or None for a run of its own. The one place that knows
+    the kinds of parts (with ``standalone``)."""
+    if run.cv_id is not None:
+        return StudyPart(
+            f"fold {run.cv_fold} of cross-validation {run.cv_id}",
+            run.cv_id,
+            f"/cv/{run.cv_id}",
+            f"/api/cv/{run.cv_id}",
+            "the fold's held-out errors",
+        )
+    if run.stability_id is not None:
+        return StudyPart(
+            f"subsample {run.stability_index} of stability study {run.stability_id}",
+            run.stability_id,
+            f"/stability/{run.stability_id}",
+            f"/api/stability/{run.stability_id}",
+            "the subsample's supports at every k",
+        )
+    return None
+
+
+def standalone() -> ColumnElement[bool]:
+    """SQL: runs of their own, not parts of a study (folds, subsamples): what run lists,
+    tags, counts and comparisons see."""
+    return and_(Run.cv_id.is_(None), Run.stability_id.is_(None))
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:

@@ -34,12 +34,9 @@ from app.models import (
 from app.models.cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
 from app.services import catalog, idempotency
 from app.services import runs as run_service
+from app.services.parts import status_of
 from app.storage import ArrayStore
 from engine.cv import CVPlan, FoldResult, plan_cv, summarise
-
-# A failed or cancelled fold decides the study's status before the ones still going.
-_STATUS_ORDER = (RunStatus.failed, RunStatus.cancelled, RunStatus.running, RunStatus.queued)
-
 
 # --------------------------------------------------------------------------- submitting
 
@@ -183,17 +180,6 @@ def list_studies(session: Session, dataset_id: int, limit: int = 20) -> list[CVS
     return list(session.exec(query.order_by(col(CVStudy.id).desc()).limit(limit)))
 
 
-def status_of(folds: list[Run]) -> RunStatus:
-    """Done when every fold is; failed or cancelled when a fold is; running once a fold has
-    started; else queued."""
-    statuses = {RunStatus(r.status) for r in folds}
-    if statuses <= {RunStatus.done}:
-        return RunStatus.done
-    if RunStatus.done in statuses and statuses <= {RunStatus.done, RunStatus.queued}:
-        return RunStatus.running  # between two folds
-    return next(s for s in _STATUS_ORDER if s in statuses)
-
-
 def fold_results(folds: list[Run]) -> list[FoldResult]:
     return [FoldResult.from_dict(r.result) for r in folds if r.status == "done" and r.result]
 
@@ -309,6 +295,6 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
 def cancel_study(session: Session, cv_id: int) -> CVStudy:
     """Cancel the folds still queued (at once) or running (at their next event)."""
     study = get_study(session, cv_id)
-    lease.cancel_folds(session.get_bind().engine, cv_id)  # the Engine's engine is itself
+    lease.cancel_parts(session.get_bind(), Run.cv_id == cv_id)
     session.expire_all()  # the folds changed in another transaction
     return study

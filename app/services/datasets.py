@@ -36,8 +36,10 @@ from app.models import (
     DatasetPublic,
     DatasetUpdate,
     Run,
+    StabilityStudy,
     Task,
     UploadOptions,
+    standalone,
     stored_id,
 )
 from app.services import catalog
@@ -313,12 +315,13 @@ def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:
     def count(model: Any, *where: Any) -> int:
         return session.exec(select(func.count()).select_from(model).where(*where)).one()
 
-    runs = (Run.dataset_id == dataset_id, col(Run.cv_id).is_(None))
+    runs = (Run.dataset_id == dataset_id, standalone())
     return {
         "runs": count(Run, *runs),
         "active": count(Run, Run.dataset_id == dataset_id, col(Run.status).in_(ACTIVE)),
         "comparisons": count(Comparison, Comparison.dataset_id == dataset_id),
         "cv": count(CVStudy, CVStudy.dataset_id == dataset_id),
+        "stability": count(StabilityStudy, StabilityStudy.dataset_id == dataset_id),
     }
 
 

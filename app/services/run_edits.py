@@ -21,6 +21,7 @@ from app.models import (
     CVStudy,
     Run,
     RunUpdate,
+    part_of,
     stored_id,
 )
 from app.services.runs import get_comparison, get_run, get_selection_run
@@ -41,11 +42,8 @@ def delete_run(session: Session, run_id: int) -> None:
     """Delete a finished run with its trace; a queued or running one is refused (cancel it
     first). It leaves the comparisons it was in; a comparison left with no run goes too."""
     run = get_run(session, run_id)
-    if run.cv_id is not None:
-        raise Conflict(
-            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; a fold goes "
-            "with its cross-validation, not alone"
-        )
+    if part := part_of(run):
+        raise Conflict(f"run {run_id} is {part.label}; it goes with its study, not alone")
     comparisons = set(
         session.exec(
             select(col(ComparisonRun.comparison_id)).where(col(ComparisonRun.run_id) == run_id)
@@ -87,9 +85,11 @@ def comparison_from_runs(session: Session, body: ComparisonFromRuns) -> Comparis
     runs = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_(ids)))}
     if missing := [i for i in ids if i not in runs]:
         raise InvalidInput(f"no run {_ids(missing)}", loc=loc)
-    if folds := [i for i in ids if runs[i].cv_id is not None]:
+    if parts := [i for i in ids if part_of(runs[i]) is not None]:
         raise InvalidInput(
-            f"run {_ids(folds)}: folds of a cross-validation are compared on its page", loc=loc
+            f"run {_ids(parts)}: parts of a study (cross-validation folds, stability "
+            "subsamples) are compared on its page",
+            loc=loc,
         )
     datasets = sorted({r.dataset_id for r in runs.values()})
     if len(datasets) > 1:

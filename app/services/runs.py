@@ -33,6 +33,8 @@ from app.models import (
     SplitOptions,
     TraceEvent,
     TracePage,
+    part_of,
+    standalone,
     stored_id,
     utcnow,
 )
@@ -190,13 +192,13 @@ def get_run(session: Session, run_id: int) -> Run:
 
 
 def get_selection_run(session: Session, run_id: int) -> Run:
-    """A run whose result is a selection (``RunResult``): not a fold of a cross-validation,
-    whose result is held-out errors, read through its study."""
+    """A run whose result is a selection (``RunResult``): not a part of a study (a fold of a
+    cross-validation, a stability subsample), whose result is read through its study."""
     run = get_run(session, run_id)
-    if run.cv_id is not None:
+    if part := part_of(run):
         raise Conflict(
-            f"run {run_id} is fold {run.cv_fold} of cross-validation {run.cv_id}; its result is "
-            f"the fold's held-out errors: see /cv/{run.cv_id} (JSON: /api/cv/{run.cv_id})"
+            f"run {run_id} is {part.label}; its result is {part.product}: see "
+            f"{part.page_url} (JSON: {part.api_url})"
         )
     return run
 
@@ -208,8 +210,8 @@ def list_runs(
     offset: int,
     limit: int,
 ) -> list[Run]:
-    # The folds of a cross-validation are read through their study, not listed as runs.
-    query = select(Run).where(col(Run.cv_id).is_(None)).order_by(col(Run.id).desc())
+    # The parts of a study are read through their study, not listed as runs.
+    query = select(Run).where(standalone()).order_by(Run.id.desc())
     query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(col(Run.dataset_id) == dataset_id)

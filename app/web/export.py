@@ -134,3 +134,15 @@ def _flat(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 def escape_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def stability_csv(rows: list[dict[str, Any]]) -> str:
+    """A stability study's frequencies, one row per (method, k, unit)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    columns = list(rows[0]) if rows else ["method", "k", "unit", "name", "frequency"]
+    writer.writerow(columns)
+    for row in rows:
+        cells = ["" if row.get(c) is None else row[c] for c in columns]
+        writer.writerow([escape_cell(c) if isinstance(c, str) else c for c in cells])
+    return out.getvalue()

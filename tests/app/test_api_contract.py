@@ -60,6 +60,15 @@ COVERED = {
         ("post", "/api/cv/{cv_id}/final"),
     ],
     "test_api_cv::test_unknown_and_unfinished_studies": [("post", "/api/cv/{cv_id}/cancel")],
+    "test_api_stability::test_a_study_runs_its_subsamples_as_runs_and_matches_the_engine": [
+        ("post", "/api/stability"),
+        ("get", "/api/stability/{study_id}"),
+        ("get", "/api/stability/{study_id}/frequencies"),
+    ],
+    "test_api_stability::test_an_idempotency_key_returns_the_first_study_and_cancel": [
+        ("post", "/api/stability/{study_id}/cancel"),
+        ("get", "/api/stability/{study_id}/why-not"),
+    ],
 }
 
 

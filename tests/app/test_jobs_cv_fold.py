@@ -3,7 +3,7 @@ sizes are not answers): each run is an equal share, and the fold is below 1 unti
 
 from __future__ import annotations
 
-from app.jobs.cv_fold import FoldMeter
+from app.jobs.study_part import PartMeter as FoldMeter
 from app.jobs.tasks import ProgressMeter
 from engine import datasets
 from engine.cv import fold_errors, kfold, plan_cv

@@ -259,7 +259,7 @@ def test_cancel_folds_ends_the_queued_folds_and_asks_the_running_ones_to_stop(db
     other = add_run(db, dataset_id, RunStatus.queued)  # not a fold: untouched
     with db.begin() as conn:
         conn.execute(update(Run).where(Run.id.in_(folds.values())).values(cv_id=study_id))
-    lease.cancel_folds(db, study_id)
+    lease.cancel_parts(db, Run.cv_id == study_id)
     after = {status: get_run(db, run_id) for status, run_id in folds.items()}
     assert after[RunStatus.queued].status == RunStatus.cancelled
     assert after[RunStatus.queued].finished_at is not None

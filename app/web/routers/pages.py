@@ -20,6 +20,7 @@ from app.web.views import cv as cv_view
 from app.web.views import home as home_view
 from app.web.views import run as run_view
 from app.web.views import runs_table
+from app.web.views import stability as stability_view
 from app.web.views import teach as teach_view
 
 router = APIRouter(
@@ -52,6 +53,7 @@ def dataset_page(
 ) -> Response:
     context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
     context.update(cv_view.dataset_section(session, dataset_id))
+    context.update(stability_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
 
 
@@ -101,7 +103,8 @@ def runs_page(request: Request, session: SessionDep) -> Response:
 @router.get("/runs/{run_id}")
 def run_page(request: Request, session: SessionDep, run_id: Id) -> Response:
     """The run; while it runs, the browser follows its trace through the API."""
-    return render(request, "run.html", run_view.run_page(session, run_id))
+    context = run_view.run_page(session, run_id)
+    return render(request, "run.html", {**context, **stability_view.run_section(session, run_id)})
 
 
 @router.get("/runs/{run_id}/live")
@@ -130,6 +133,35 @@ def cv_page(request: Request, session: SessionDep, cv_id: Id) -> Response:
 def cv_live(request: Request, session: SessionDep, cv_id: Id) -> Response:
     context = {**cv_view.cv_page(session, cv_id), "oob": True}
     return _live(render(request, "partials/cv_live.html", context), context["live"])
+
+
+# --------------------------------------------------------------------------- stability
+
+
+@router.get("/stability/{study_id}")
+def stability_page(
+    request: Request, session: SessionDep, study_id: Id, method: str | None = None
+) -> Response:
+    """Subsamples done while they run (the browser polls the study's JSON), then the
+    stability path, the features x k heatmap and, with several methods, their stability."""
+    return render(
+        request, "stability.html", stability_view.stability_page(session, study_id, method)
+    )
+
+
+@router.get("/stability/{study_id}/why-not")
+def stability_why_not(
+    request: Request,
+    session: SessionDep,
+    store: StoreDep,
+    study_id: Id,
+    feature: int,
+    k: int,
+    method: str | None = None,
+) -> Response:
+    """Why is (or is not) this feature selected at k: the best exchange and its cost."""
+    context = stability_view.why_not_page(session, store, study_id, feature, k, method)
+    return render(request, "stability_why_not.html", context)
 
 
 # --------------------------------------------------------------------------- comparisons

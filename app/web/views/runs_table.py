@@ -17,7 +17,7 @@ from sqlalchemy import Select, Text, cast, func, or_
 from sqlmodel import Session, col, select
 
 import engine
-from app.models import ACTIVE, Dataset, Run, RunStatus
+from app.models import ACTIVE, Dataset, Run, RunStatus, standalone
 from app.models.fields import MAX_ID
 
 PAGE_SIZE = 50
@@ -108,9 +108,9 @@ def _int(value: str | None) -> int | None:
     return number if number is not None and 0 < number <= MAX_ID else None
 
 
-def _where(query: Query, q: TableQuery) -> Query:
-    # The folds of a cross-validation are read through their study, not listed as runs.
-    query = query.where(col(Run.cv_id).is_(None))
+def _where(query: Any, q: TableQuery) -> Any:
+    # The parts of a study are read through their study, not listed as runs.
+    query = query.where(standalone())
     if q.dataset is not None:
         query = query.where(col(Run.dataset_id) == q.dataset)
     if q.algorithm:
@@ -175,7 +175,7 @@ def page(session: Session, q: TableQuery) -> dict[str, Any]:
 
 def _known_tags(session: Session, most: int = 200) -> list[str]:
     tagged = session.exec(
-        select(Run.tags).where(col(Run.cv_id).is_(None), cast(Run.tags, Text) != "[]").limit(2000)
+        select(Run.tags).where(standalone(), cast(Run.tags, Text) != "[]").limit(2000)
     )
     seen: dict[str, None] = {}
     for tags in tagged:

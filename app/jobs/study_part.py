@@ -1,0 +1,211 @@
+"""A part of a study, run by ``run_job`` like any run: a fold of a cross-validation over k, or
+a subsample of a stability study.
+
+A part's run row says which study and which part (``Run.cv_id``/``cv_fold``,
+``Run.stability_id``/``stability_index``); the study says the rest (the folds or subsamples
+are recomputed from its seed). The part's engine runs report to the same recorder as a run's
+(progress, heartbeat, cancel), but their events are not stored: the part's product is small
+and is stored as the run's result (``engine.cv.FoldResult``, or
+``engine.stability.SubsampleResult``). This module is the one place ``run_job`` asks about
+parts: :func:`load` (None for a run of its own), :class:`PartMeter`, ``Part.run`` and
+``Part.siblings`` (what to cancel when a part fails: the study has failed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import ColumnElement, Engine
+from sqlmodel import Session, col
+
+import engine
+from app import storage
+from app.db.transient import retry
+from app.jobs.evaluation import fold_split
+from app.models import CVStudy, Dataset, Run, StabilityStudy
+from app.storage import ArrayStore
+from engine.cv import CVPlan, fold_errors, plan_cv
+from engine.stability import plan_stability, subsample_supports
+from engine.trace import Event, StopRequested
+
+Recorder = Callable[[Event], Any]
+
+
+class Meter(Protocol):
+    def observe(self, event: Event) -> None: ...
+
+    @property
+    def progress(self) -> float: ...
+
+
+class Part(Protocol):
+    @property
+    def run(self) -> Run: ...
+
+    @property
+    def plan(self) -> CVPlan:
+        """How the part reads every k: its engine runs."""
+        ...
+
+    def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
+        """The part's result (a small dict), or None and True when the recorder stopped it."""
+        ...
+
+    @property
+    def siblings(self) -> ColumnElement[bool]:
+        """SQL: the runs of the same study."""
+        ...
+
+
+def load(db: Engine, run: Run, dataset: Dataset) -> Part | None:
+    """The part ``run`` is, or None for a run of its own."""
+    if run.cv_id is not None:
+        return FoldPart.load(db, run, dataset)
+    if run.stability_id is not None:
+        return SubsamplePart.load(db, run, dataset)
+    return None
+
+
+def _load_arrays(store: ArrayStore, dataset: Dataset) -> tuple[Any, Any]:
+    arrays = retry(lambda: store.load(dataset.file))  # a database store may be busy
+    return storage.unpack_matrix(arrays), arrays["y"]
+
+
+@dataclass(frozen=True)
+class FoldPart:
+    """A fold of a cross-validation over k: its held-out error at every k."""
+
+    run: Run
+    dataset: Dataset
+    study: CVStudy
+    plan: CVPlan
+
+    @classmethod
+    def load(cls, db: Engine, run: Run, dataset: Dataset) -> FoldPart:
+        with Session(db) as session:
+            study = session.get(CVStudy, run.cv_id)
+            session.expunge_all()
+        plan = plan_cv(
+            run.algorithm,
+            run.objective,
+            k_max=study.k_max,
+            params=run.params,
+            metric=study.metric,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+        )
+        return cls(run, dataset, study, plan)
+
+    @property
+    def siblings(self) -> ColumnElement[bool]:
+        return col(Run.cv_id) == self.study.id
+
+    def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
+        run, dataset, study = self.run, self.dataset, self.study
+        X, y = _load_arrays(store, dataset)
+        train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
+        try:
+            result = fold_errors(
+                X,
+                y,
+                train,
+                test,
+                algorithm=run.algorithm,
+                objective=run.objective,
+                k_max=study.k_max,
+                params=run.params,
+                metric=study.metric,
+                standardize=run.standardize,
+                groups=dataset.groups,
+                random_state=run.seed,
+                callback=recorder,
+            )
+        except StopRequested:
+            return None, True
+        bad = [k for k, e in enumerate(result.errors, start=1) if not math.isfinite(e)]
+        if bad:  # JSON has no NaN, and the curve's mean would be meaningless
+            raise ValueError(
+                f"the held-out {study.metric} is not finite at k = {bad[0]} (the fit diverged "
+                "on this fold); try standardize, or a regularised objective"
+            )
+        return result.to_dict(), False
+
+
+@dataclass(frozen=True)
+class SubsamplePart:
+    """A subsample of a stability study: the support its method selects at every k."""
+
+    run: Run
+    dataset: Dataset
+    study: StabilityStudy
+    plan: CVPlan
+
+    @classmethod
+    def load(cls, db: Engine, run: Run, dataset: Dataset) -> SubsamplePart:
+        with Session(db) as session:
+            study = session.get(StabilityStudy, run.stability_id)
+            session.expunge_all()
+        plan = plan_cv(
+            run.algorithm,
+            run.objective,
+            k_max=study.k_max,
+            params=run.params,
+            n_samples=dataset.n_samples // 2,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+        )
+        return cls(run, dataset, study, plan)
+
+    @property
+    def siblings(self) -> ColumnElement[bool]:
+        return col(Run.stability_id) == self.study.id
+
+    def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
+        run, dataset, study = self.run, self.dataset, self.study
+        X, y = _load_arrays(store, dataset)
+        # The plan is deterministic given the seed: every part rebuilds the same subsamples.
+        plan = plan_stability(
+            run.algorithm,
+            run.objective,
+            k_max=study.k_max,
+            n_samples=dataset.n_samples,
+            n_features=dataset.n_features,
+            params=run.params,
+            n_pairs=study.n_pairs,
+            groups=dataset.groups,
+            y=y,
+            standardize=run.standardize,
+            random_state=study.seed,
+        )
+        try:
+            result = subsample_supports(X, y, plan, run.stability_index, callback=recorder)
+        except StopRequested:
+            return None, True
+        return result.to_dict(), False
+
+
+@dataclass
+class PartMeter:
+    """Progress over the part's engine runs (one on a path, one per k otherwise): each ends
+    with a stop event, after which the next run's meter counts."""
+
+    meters: Sequence[Meter]
+    done: int = 0
+
+    @classmethod
+    def of(cls, part: Part, meter: Callable[[engine.Config], Meter]) -> PartMeter:
+        return cls([meter(config) for config in part.plan.runs])
+
+    def observe(self, event: Event) -> None:
+        if event.kind == "stop":
+            self.done = min(self.done + 1, len(self.meters))
+        elif self.done < len(self.meters):
+            self.meters[self.done].observe(event)
+
+    @property
+    def progress(self) -> float:
+        current = self.meters[self.done].progress if self.done < len(self.meters) else 0.0
+        return min((self.done + current) / len(self.meters), 0.99)
