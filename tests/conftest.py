@@ -64,7 +64,10 @@ SLOW: dict[str, set[str]] = {
     "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
     "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
     "pages/test_pages_runs.py": {"test_runs_table_stays_light_with_thousands_of_runs"},  # 10 s
-    "test_cli.py": {"test_serve_runs_the_app", "test_worker_says_what_it_needs"},  # 17 s each
+    "test_cli.py": {
+        "test_serve_says_where_it_listens_and_stops_cleanly_on_ctrl_c",
+        "test_worker_says_what_it_needs",
+    },  # 17 s each
     "test_deployment.py": {"test_each_service_command_is_one_the_image_provides"},  # 10 s
 }
 
