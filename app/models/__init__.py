@@ -40,6 +40,7 @@ from app.models.dataset import (
 )
 from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
 from app.models.idempotency import IdempotencyKey
+from app.models.judge import NamedExchange, WhyNot
 from app.models.run import (
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -90,6 +91,7 @@ __all__ = [
     "Fraction",
     "IdempotencyKey",
     "Message",
+    "NamedExchange",
     "Run",
     "RunBase",
     "RunConfig",
@@ -107,5 +109,6 @@ __all__ = [
     "TracePage",
     "UploadOptions",
     "WebSession",
+    "WhyNot",
     "utcnow",
 ]
