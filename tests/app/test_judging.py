@@ -129,3 +129,17 @@ def test_why_not_of_an_unfinished_run_is_a_conflict(client) -> None:
     run = submit(client, ds["id"], algorithm="omp", k=2)
     assert client.get(f"/api/runs/{run['id']}/why-not/0").status_code == 409
     assert client.get("/api/runs/999999/why-not/0").status_code == 404
+
+
+def test_abess_is_pre_ticked_in_comparisons_where_it_can_run(client) -> None:
+    from sqlmodel import Session
+
+    from app.models import Dataset
+    from app.services import catalog
+
+    ds = upload_ok(client, regression_csv(n=40, d=5))
+    with Session(client.app.state.db) as session:
+        choices = {c["name"]: c for c in catalog.compare_choices(session.get(Dataset, ds["id"]))}
+    pytest.importorskip("abess")
+    assert choices["abess"]["checked"] and choices["abess"]["blocked"] is None
+    assert choices["foba-obj"]["checked"] and not choices["lasso"]["checked"]
