@@ -143,3 +143,23 @@ def test_abess_is_pre_ticked_in_comparisons_where_it_can_run(client) -> None:
     pytest.importorskip("abess")
     assert choices["abess"]["checked"] and choices["abess"]["blocked"] is None
     assert choices["foba-obj"]["checked"] and not choices["lasso"]["checked"]
+
+
+def test_the_run_page_shows_the_verdicts_and_answers_why_not_in_place(client) -> None:
+    ds = upload_ok(client, regression_csv(n=60, d=6, support=(1, 4)))
+    run = execute(client, submit(client, ds["id"], algorithm="omp", k=2, exact=True)["id"])
+    page = client.get(f"/runs/{run['id']}")
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="judgement"' in html and "Swap certificate" in html
+    assert ("local optimum" in html) or ("not a local optimum" in html)
+    assert ">optimal<" in html or "% above" in html
+    assert f'hx-get="/runs/{run["id"]}/why-not?feature=' in html
+    assert "<script>" not in html  # the Content-Security-Policy forbids inline scripts
+    other = next(j for j in range(6) if j not in [f["index"] for f in run["result"]["support"]])
+    fragment = client.get(f"/runs/{run['id']}/why-not?feature={other}", headers={"HX-Request": "true"})
+    assert fragment.status_code == 200
+    assert f"Why not <strong>{ds['feature_names'][other]}</strong>?" in fragment.text
+    assert "<html" not in fragment.text
+    refused = client.get(f"/runs/{run['id']}/why-not?feature=99", headers={"HX-Request": "true"})
+    assert refused.status_code == 200 and "column index from 0 to 5" in refused.text

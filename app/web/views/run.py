@@ -13,6 +13,7 @@ from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import player, recovery
+from app.web.views import judge as judge_view
 from app.web.charts import run as run_charts
 from app.web.charts.style import ADD, MAX_PATH_ROWS, REMOVE, SKY, SWAP_IN, SWAP_OUT
 from engine.trace import answer_step
@@ -62,6 +63,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     roc = recovery.roc_of(events, truth, dataset.n_features, run.algorithm) if truth else None
     context["roc_auc"] = roc.auc if roc else None
     context["truth_names"] = {dataset.feature_names[j] for j in truth} if truth else set()
+    context["judge"] = judge_view.run_judgement(run, dataset, result)
     return context
 
 
