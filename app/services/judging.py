@@ -118,3 +118,53 @@ def _float(x: Any) -> float | None:
     # The engine writes a non-finite number as a string ("inf", "nan"); JSON has none.
     return float(x) if isinstance(x, int | float) and x == x and abs(x) != float("inf") else None
 
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def test_error(result: Any) -> float | None:
+    """A result's test error: MSE (regression) or 1 - accuracy (classification); None
+    without a test split."""
+    test = result.test
+    if test is None:
+        return None
+    if test.mse is not None:
+        return test.mse
+    return None if test.accuracy is None else 1.0 - test.accuracy
+
+
+def certified(result: Any) -> bool | None:
+    """True: a local optimum under swaps; False: an exchange improves it; None: not judged
+    (certify off, skipped, or stored before certificates)."""
+    cert = result.certificate
+    if not cert or "local_optimum" not in cert:
+        return None
+    return bool(cert["local_optimum"])
+
+
+def standings(runs: list[Any], rel: float = 1e-9) -> dict[str, Any]:
+    """Among a comparison's finished runs (``RunPublic``): which reach the best objective
+    (among runs of the same objective, ties within ``rel``), which the best test error, and
+    which are certified local optima."""
+    done = [r for r in runs if r.result is not None]
+    best_objective: set[int] = set()
+    for name in {r.objective for r in done}:
+        values = {
+            r.id: r.result.objective
+            for r in done
+            if r.objective == name and r.result.objective is not None
+        }
+        if len(values) > 1:
+            low = min(values.values())
+            best_objective |= {i for i, v in values.items() if v <= low + rel * abs(low)}
+    errors = {r.id: e for r in done if (e := test_error(r.result)) is not None}
+    best_test: set[int] = set()
+    if len(errors) > 1:
+        low = min(errors.values())
+        best_test = {i for i, v in errors.items() if v <= low + rel * abs(low)}
+    return {
+        "best_objective": best_objective,
+        "best_test": best_test,
+        "certified": {r.id: certified(r.result) for r in done},
+    }

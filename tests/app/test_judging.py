@@ -31,7 +31,7 @@ def execute(client, run_id: int) -> dict:
     """Run a queued run's job here (the app has no workers) and read it back."""
     db, store = client.app.state.db, client.app.state.store
     held = lease.claim(db, run_id, "test")
-    assert run_job(run_id, JobContext(db=db, store=store, claim=held)) == "done"
+    assert run_job(run_id, JobContext(db=db, store=store, claim=held, heartbeat_seconds=0.2)) == "done"
     return client.get(f"/api/runs/{run_id}").json()
 
 
@@ -163,3 +163,30 @@ def test_the_run_page_shows_the_verdicts_and_answers_why_not_in_place(client) ->
     assert "<html" not in fragment.text
     refused = client.get(f"/runs/{run['id']}/why-not?feature=99", headers={"HX-Request": "true"})
     assert refused.status_code == 200 and "column index from 0 to 5" in refused.text
+
+
+def test_the_compare_page_marks_the_best_and_the_certified_and_disagreements_first(
+    client,
+) -> None:
+    ds = upload_ok(client, regression_csv(n=60, d=6, support=(1, 4)))
+    body = {
+        "dataset_id": ds["id"],
+        "test_fraction": 0.25,
+        "runs": [
+            {"algorithm": "forward-obj", "k": 2},
+            {"algorithm": "omp", "k": 2, "certify": False},
+            {"algorithm": "foba-obj", "k": 3},
+        ],
+    }
+    comparison = client.post("/api/comparisons", json=body).json()
+    runs = [execute(client, r["id"]) for r in comparison["runs"]]
+    html = client.get(f"/comparisons/{comparison['id']}").text
+    assert "★ best" in html
+    assert "✓ local optimum" in html or "improving swap" in html
+    assert "not judged" in html  # omp ran with certify off
+    # Disagreements first: the first row of the sets table is chosen by only some runs.
+    sets = html[html.index('id="sets"') :]
+    first_row = sets[sets.index("<tbody>") : sets.index("</tr>", sets.index("<tbody>"))]
+    assert 'class="some"' in first_row
+    assert sets.index("Where the runs disagree") < html.index('id="by-k"') - html.index('id="sets"')
+    assert f'hx-get="/runs/{runs[2]["id"]}/why-not?feature=' in sets
