@@ -190,3 +190,16 @@ def test_the_compare_page_marks_the_best_and_the_certified_and_disagreements_fir
     assert 'class="some"' in first_row
     assert sets.index("Where the runs disagree") < html.index('id="by-k"') - html.index('id="sets"')
     assert f'hx-get="/runs/{runs[2]["id"]}/why-not?feature=' in sets
+
+
+def test_the_forms_offer_the_judging_options_with_runconfigs_defaults(client) -> None:
+    from app.models import RunConfig
+
+    ds = upload_ok(client, regression_csv(n=40, d=5))
+    html = client.get(f"/datasets/{ds['id']}").text
+    assert html.count('name="certify" data-type="bool"') == 2  # run form and compare form
+    assert html.count('name="exact" data-type="bool"') == 2
+    assert 'name="certify" data-type="bool" checked' in html
+    assert 'name="exact" data-type="bool" checked' not in html
+    help_text = RunConfig.model_fields["certify"].description
+    assert help_text.split(";")[0][:60] in html.replace("&#39;", "'")
