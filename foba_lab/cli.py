@@ -170,7 +170,7 @@ def run_select(args: argparse.Namespace) -> int:
     else:
         text = _as_text(args, table, result, cv)
         lines = judging.as_text(judged, table.feature_names)
-        print("\n".join([text, *([""] + lines if lines else [])]))
+        print("\n".join([text, *(["", *lines] if lines else [])]))
     return 0
 
 

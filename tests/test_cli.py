@@ -53,7 +53,10 @@ def test_select_prints_the_features_and_their_coefficients(data) -> None:
     path, X, y = data
     out = foba_lab("select", str(path), "--target", "y", "--k", "2")
     assert out.returncode == 0, out.stderr
-    rows = {line.split()[0]: float(line.split()[1]) for line in out.stdout.split("\n\n")[0].splitlines()[3:]}
+    rows = {
+        line.split()[0]: float(line.split()[1])
+        for line in out.stdout.split("\n\n")[0].splitlines()[3:]
+    }
     r = engine.select(X, y, algorithm="foba-obj", k=2)
     assert rows == pytest.approx(
         {"x1": r.coef[1], "x5": r.coef[5], "(intercept)": r.intercept}, rel=1e-5

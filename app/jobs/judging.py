@@ -104,9 +104,7 @@ def _exact(
     if k == 0:
         return {"skipped": "the answer selects no feature: there is nothing to search"}
     try:
-        best = engine.exact_best(
-            X, y, k, support=support, time_budget=EXACT_SECONDS, **settings
-        )
+        best = engine.exact_best(X, y, k, support=support, time_budget=EXACT_SECONDS, **settings)
     except Exception as exc:
         log.info("exact search of run %s failed", run.id, exc_info=True)
         return {"skipped": f"the exact search failed: {describe(exc)}"}

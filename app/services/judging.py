@@ -119,7 +119,6 @@ def _float(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and x == x and abs(x) != float("inf") else None
 
 
-
 # --------------------------------------------------------------------------- comparisons
 
 

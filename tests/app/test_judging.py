@@ -31,7 +31,9 @@ def execute(client, run_id: int) -> dict:
     """Run a queued run's job here (the app has no workers) and read it back."""
     db, store = client.app.state.db, client.app.state.store
     held = lease.claim(db, run_id, "test")
-    assert run_job(run_id, JobContext(db=db, store=store, claim=held, heartbeat_seconds=0.2)) == "done"
+    assert (
+        run_job(run_id, JobContext(db=db, store=store, claim=held, heartbeat_seconds=0.2)) == "done"
+    )
     return client.get(f"/api/runs/{run_id}").json()
 
 
@@ -44,9 +46,7 @@ def brute_force_best(X: np.ndarray, y: np.ndarray, k: int, settings: dict) -> fl
 
 def test_the_worker_stores_certificate_exact_and_trace(client) -> None:
     ds = upload_ok(client, regression_csv(n=60, d=6, support=(1, 4)))
-    run = submit(
-        client, ds["id"], algorithm="omp", k=2, exact=True, test_fraction=0.25, seed=3
-    )
+    run = submit(client, ds["id"], algorithm="omp", k=2, exact=True, test_fraction=0.25, seed=3)
     assert (run["certify"], run["exact"]) == (True, True)
     run = execute(client, run["id"])
     result = run["result"]
@@ -64,7 +64,9 @@ def test_the_worker_stores_certificate_exact_and_trace(client) -> None:
     assert exact["status"] == "optimal" and exact["optimal"] is True
     assert exact["objective"] == pytest.approx(best, rel=1e-9)
     assert exact["given_objective"] == pytest.approx(cert["objective"], rel=1e-9)
-    assert exact["verdict"] == "optimal" or exact["verdict"].endswith("above the best size-2 support")
+    assert exact["verdict"] == "optimal" or exact["verdict"].endswith(
+        "above the best size-2 support"
+    )
     # The certificate's checks close the trace, numbered on from the run's own events.
     events = full_trace(client, run["id"])
     stop = next(i for i, e in enumerate(events) if e["kind"] == "stop")
@@ -157,7 +159,9 @@ def test_the_run_page_shows_the_verdicts_and_answers_why_not_in_place(client) ->
     assert f'hx-get="/runs/{run["id"]}/why-not?feature=' in html
     assert "<script>" not in html  # the Content-Security-Policy forbids inline scripts
     other = next(j for j in range(6) if j not in [f["index"] for f in run["result"]["support"]])
-    fragment = client.get(f"/runs/{run['id']}/why-not?feature={other}", headers={"HX-Request": "true"})
+    fragment = client.get(
+        f"/runs/{run['id']}/why-not?feature={other}", headers={"HX-Request": "true"}
+    )
     assert fragment.status_code == 200
     assert f"Why not <strong>{ds['feature_names'][other]}</strong>?" in fragment.text
     assert "<html" not in fragment.text
@@ -188,7 +192,8 @@ def test_the_compare_page_marks_the_best_and_the_certified_and_disagreements_fir
     sets = html[html.index('id="sets"') :]
     first_row = sets[sets.index("<tbody>") : sets.index("</tr>", sets.index("<tbody>"))]
     assert 'class="some"' in first_row
-    assert sets.index("Where the runs disagree") < html.index('id="by-k"') - html.index('id="sets"')
+    assert "where the runs disagree" in sets
+    assert html.index('id="sets"') < html.index('id="by-k"')  # before the charts
     assert f'hx-get="/runs/{runs[2]["id"]}/why-not?feature=' in sets
 
 

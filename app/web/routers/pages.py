@@ -13,8 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from app.services import datasets as dataset_service
 from app.models import MAX_ID
+from app.services import datasets as dataset_service
 from app.services import lessons
 from app.web.deps import BackendDep, Id, SessionDep, StoreDep
 from app.web.rendering import PageRoute, is_htmx, render
@@ -122,7 +122,7 @@ def run_why_not(
     run_id: Id,
     feature: Annotated[int, Query(ge=0, le=MAX_ID)],
 ) -> Response:
-    """"Why not this feature?" answered in place on the run page (an HTMX fragment)."""
+    """ "Why not this feature?" answered in place on the run page (an HTMX fragment)."""
     context = judge_view.why_not_fragment(session, store, run_id, feature)
     return render(request, "partials/why_not.html", context)
 

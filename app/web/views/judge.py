@@ -61,9 +61,7 @@ def run_judgement(run: Run, dataset: Dataset, result: RunResult | None) -> dict[
         for j in (e.feature_in, e.feature_out)
     ]
     out["selected"] = [(j, names[j]) for j in selected]
-    out["suggested"] = [
-        (j, names[j]) for j in dict.fromkeys(mentioned) if j not in selected
-    ][:12]
+    out["suggested"] = [(j, names[j]) for j in dict.fromkeys(mentioned) if j not in selected][:12]
     out["features"] = list(enumerate(names))
     return out
 

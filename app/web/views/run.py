@@ -13,9 +13,9 @@ from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import player, recovery
-from app.web.views import judge as judge_view
 from app.web.charts import run as run_charts
 from app.web.charts.style import ADD, MAX_PATH_ROWS, REMOVE, SKY, SWAP_IN, SWAP_OUT
+from app.web.views import judge as judge_view
 from engine.trace import answer_step
 
 # --------------------------------------------------------------------------- runs
