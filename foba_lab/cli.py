@@ -28,6 +28,7 @@ from app.models import Task, UploadOptions
 from engine import ConfigError
 from engine.cv import METRICS, RULES, fold_errors, kfold, plan_cv, summarise
 
+from . import judge as judging
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         default="auto",
         help="progress bar on stderr for long runs (auto: when stderr is a terminal)",
     )
+    judging.add_options(select)
     select.set_defaults(run=run_select)
 
     serve = commands.add_parser(
@@ -250,6 +252,8 @@ def run_select(args: argparse.Namespace) -> int:
     table = read_table(args, task)
     for note in _notes(table):
         print(f"{PROG} select: note: {note}", file=sys.stderr)
+    if problem := judging.unknown(args.why_not, table.feature_names):
+        raise UsageError(problem)
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
     bar = ProgressBar(enabled=enabled)
     try:
@@ -261,11 +265,22 @@ def run_select(args: argparse.Namespace) -> int:
         result = _select(args, table, objective, params, k, bar, start=0.9 if cv else 0.0)
     finally:
         bar.close()
+    judged = _judge(args, table, result)
     if args.json:
-        print(json.dumps(_as_json(args, table, result, cv), indent=2))
+        print(json.dumps({**_as_json(args, table, result, cv), **judged}, indent=2))
     else:
-        print(_as_text(args, table, result, cv))
+        text = _as_text(args, table, result, cv)
+        lines = judging.as_text(judged, table.feature_names)
+        print("\n".join([text, *(["", *lines] if lines else [])]))
     return 0
+
+
+def _judge(args, table: Table, result) -> dict[str, Any]:
+    """How good the answer is (foba_lab/judge.py: --certify, --exact, --why-not)."""
+    try:
+        return judging.judge(args, table.X, table.y, table.feature_names, result)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _objective(name: str) -> str:

@@ -56,7 +56,10 @@ def test_select_prints_the_features_and_their_coefficients(data) -> None:
     path, X, y = data
     out = foba_lab("select", str(path), "--target", "y", "--k", "2")
     assert out.returncode == 0, out.stderr
-    rows = {line.split()[0]: float(line.split()[1]) for line in out.stdout.splitlines()[3:]}
+    rows = {
+        line.split()[0]: float(line.split()[1])
+        for line in out.stdout.split("\n\n")[0].splitlines()[3:]
+    }
     r = engine.select(X, y, algorithm="foba-obj", k=2)
     assert rows == pytest.approx(
         {"x1": r.coef[1], "x5": r.coef[5], "(intercept)": r.intercept}, rel=1e-5
@@ -388,3 +391,40 @@ def test_the_console_script_is_declared() -> None:
     assert project["scripts"]["foba-lab"] == "foba_lab.cli:main"
     out = foba_lab("--help")
     assert out.returncode == 0 and all(c in out.stdout for c in ("select", "serve", "worker"))
+
+
+def test_select_judges_its_answer(data) -> None:
+    path, X, y = data
+    out = foba_lab(
+        "select", str(path), "--target", "y", "--k", "2", "--exact",
+        "--why-not", "x0", "--why-not", "5", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    r = engine.select(X, y, algorithm="foba-obj", k=2)
+    settings = engine.judge.settings_of(r)
+    cert = engine.certify(X, y, r.support, **settings).to_dict()
+    for key in ("support", "objective", "local_optimum", "verdict", "n_exchanges"):
+        assert result["certificate"][key] == cert[key]
+    best = engine.exact_best(X, y, 2, support=r.support, **settings)
+    assert result["exact"]["support"] == list(best.support)
+    assert [v["feature"] for v in result["why_not"]] == [0, 5]
+    text = foba_lab("select", str(path), "--target", "y", "--k", "2", "--why-not", "x0")
+    assert "swap certificate" in text.stdout and "why not x0: feature 'x0'" in text.stdout
+    plain = foba_lab("select", str(path), "--target", "y", "--k", "2", "--no-certify", "--json")
+    assert "certificate" not in json.loads(plain.stdout)
+
+
+def test_judging_defaults_are_the_apps(data) -> None:
+    from app.models import RunConfig
+    from foba_lab import judge
+
+    fields = RunConfig.model_fields
+    assert judge.CERTIFY_DEFAULT is fields["certify"].default is True
+    assert judge.EXACT_DEFAULT is fields["exact"].default is False
+
+
+def test_why_not_an_unknown_column_exits_2(data, capsys) -> None:
+    path, _, _ = data
+    assert main(["select", str(path), "--target", "y", "--k", "1", "--why-not", "nope"]) == 2
+    assert "--why-not: no column 'nope'" in capsys.readouterr().err

@@ -25,7 +25,7 @@ import engine
 from app import storage
 from app.db.transient import is_transient, retried, retry
 from app.errors import NotFound
-from app.jobs import lease, limits, run_errors, study_part
+from app.jobs import judging, lease, limits, run_errors, study_part
 from app.jobs.evaluation import select_run, split_rows, summarise
 from app.models import Dataset, Run, RunResult, RunStatus
 from app.storage import ArrayStore
@@ -271,4 +271,10 @@ def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
         test=(X[test], y[test]) if test is not None else None,
         true_support=dataset.true_support,
     )
+    if not result.cancelled and not writer.ctx.cancelled():
+        judged = judging.judge_run(run, result, X[train], y[train])
+        summary.judged_as = judged.judged_as
+        summary.certificate, summary.exact = judged.certificate, judged.exact
+        for event in judged.events:  # the certificate, told in the trace's checks
+            writer(event)
     return summary, result.cancelled

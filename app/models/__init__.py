@@ -41,6 +41,7 @@ from app.models.dataset import (
 )
 from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
 from app.models.idempotency import IdempotencyKey
+from app.models.judge import NamedExchange, WhyNot
 from app.models.run import (
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -101,6 +102,7 @@ __all__ = [
     "Fraction",
     "IdempotencyKey",
     "Message",
+    "NamedExchange",
     "Run",
     "RunBase",
     "RunConfig",
@@ -124,6 +126,7 @@ __all__ = [
     "TracePage",
     "UploadOptions",
     "WebSession",
+    "WhyNot",
     "part_of",
     "standalone",
     "stored_id",

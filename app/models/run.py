@@ -61,6 +61,23 @@ class RunUpdate(Request):
         return out
 
 
+# The judging options of a run (engine.judge), declared once: the form, the API schema and the
+# CLI read their defaults and help from here, and RunBase stores them as columns.
+CERTIFY = Field(
+    True,
+    description="After the selection, price every exchange of one selected feature for one "
+    "other (refitted): the answer is a local optimum under swaps, or the certificate names the "
+    "best improving exchanges. Computed by the worker and stored with the result; skipped, "
+    "saying so, when the problem is too large for it (rows x features x k).",
+)
+EXACT = Field(
+    False,
+    description="Also search for the best support of the answer's size by branch and bound "
+    "(at most 10 s, in the worker) and report the answer's gap to it: 'optimal' or 'x% above "
+    "the best size-k support'; 'not affordable' when the search does not finish in time.",
+)
+
+
 class RunConfig(Request):
     """One algorithm configuration: the part of a run a comparison varies."""
 
@@ -80,6 +97,8 @@ class RunConfig(Request):
         description="Select on columns scaled to unit variance, so that the columns' units do "
         "not decide; coefficients are reported on the original scale.",
     )
+    certify: bool = CERTIFY
+    exact: bool = EXACT
 
 
 class SplitOptions(Request):
@@ -117,6 +136,16 @@ class RunBase(SQLModel):
     )
     record_candidates: bool = False
     standardize: bool = Field(default=True, sa_column_kwargs={"server_default": "1"})
+    certify: bool = Field(
+        default=True,
+        sa_column_kwargs={"server_default": "1"},
+        description=CERTIFY.description,
+    )
+    exact: bool = Field(
+        default=False,
+        sa_column_kwargs={"server_default": "0"},
+        description=EXACT.description,
+    )
     test_fraction: float | None = None
     seed: int = 0
     status: str = Field(default=RunStatus.queued, index=True)
@@ -284,3 +313,21 @@ class RunResult(SQLModel):
     train: FitMetrics
     test: FitMetrics | None
     recovery: SupportRecovery | None
+    # How good is the answer (engine.judge), computed by the worker after the selection; None
+    # when the run did not ask for it (certify, exact) or was stored before it existed.
+    judged_as: dict[str, Any] | None = Field(
+        None,
+        description="The problem the judging tools solve for this run, as engine.judge."
+        "settings_of gives it: objective, standardize and the objective's parameters (on the "
+        "run's training rows).",
+    )
+    certificate: dict[str, Any] | None = Field(
+        None,
+        description="The swap certificate (engine.certify(...).to_dict() without its events, "
+        "which are in the trace), or {'skipped': reason} when the problem was too large.",
+    )
+    exact: dict[str, Any] | None = Field(
+        None,
+        description="The exact best support of the answer's size and the gap to it "
+        "(engine.exact_best(...).to_dict()), or {'skipped': reason}.",
+    )

@@ -74,13 +74,23 @@ def blocked_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | N
     return None
 
 
+# The state of the art as a baseline (issue 23): pre-ticked in comparisons wherever it can run
+# (the abess package installed, a loss it solves), so FoBa and its relatives meet it on the
+# user's own data.
+BASELINES = ("abess",)
+
+
 def compare_choices(dataset: Dataset) -> list[dict[str, Any]]:
     """Every algorithm for the compare form: blocked with a reason, or pre-ticked."""
-    return [
-        {
-            **spec.to_dict(),
-            "blocked": blocked_reason(spec, dataset),
-            "checked": spec.traits.compare,
-        }
-        for spec in engine.ALGORITHMS.values()
-    ]
+    choices = []
+    for spec in engine.ALGORITHMS.values():
+        blocked = blocked_reason(spec, dataset)
+        choices.append(
+            {
+                **spec.to_dict(),
+                "blocked": blocked,
+                "checked": spec.traits.compare or (spec.name in BASELINES and blocked is None),
+                "baseline": spec.name in BASELINES,
+            }
+        )
+    return choices

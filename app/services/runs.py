@@ -107,6 +107,8 @@ def _new_run(
         params=params,
         standardize=config.standardize,
         record_candidates=config.record_candidates,
+        certify=config.certify,
+        exact=config.exact,
         test_fraction=split.test_fraction,
         seed=split.seed or 0,
     )

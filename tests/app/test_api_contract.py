@@ -53,6 +53,9 @@ COVERED = {
         ("get", "/api/runs/{run_id}/export"),
         ("get", "/api/comparisons/{comparison_id}/export"),
     ],
+    "test_judging::test_why_not_answers_in_place_and_refuses_large_problems": [
+        ("get", "/api/runs/{run_id}/why-not/{feature}"),
+    ],
     "test_jobs_workers::test_cancel_while_running": [("post", "/api/runs/{run_id}/cancel")],
     "test_api_cv::test_a_study_runs_its_folds_as_runs_and_matches_the_engine": [
         ("post", "/api/cv"),

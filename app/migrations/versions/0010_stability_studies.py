@@ -2,7 +2,7 @@
 one (runs.stability_id, runs.stability_index); idempotency_keys.stability_id.
 
 Revision ID: 0010
-Revises: 0008 (0009 once the judge options' revision is merged: see down_revision)
+Revises: 0009
 Create Date: 2026-11-27 12:50:00
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 revision = "0010"
 # Written after 0009 (judge options on runs), which is not on this branch yet: point this at
 # "0009" when merging (app/migrations/__init__.py, "Two branches ...").
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

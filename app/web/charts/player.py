@@ -19,6 +19,12 @@ def event_text(e: Event, names: Sequence[str]) -> str:
         return f"add {f} (objective falls by {fmt(e.gain)})"
     if e.kind == "remove":
         return f"delete {f} (costs {fmt(e.gain)}, below the threshold {fmt(e.threshold)})"
+    if e.kind == "check" and e.feature_out is not None:  # the swap certificate, after the run
+        change = "raise" if (e.gain or 0) >= 0 else "lower"
+        return (
+            f"swap certificate: {f} in for {feature_name(names, e.feature_out)} would {change} "
+            f"the objective by {fmt(abs(e.gain or 0))}; nothing changed"
+        )
     if e.kind == "check":
         return (
             f"backward check: deleting {f} would cost {fmt(e.gain)}, not below "

@@ -8,9 +8,12 @@ lesson's runs).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from app.models import MAX_ID
 from app.services import datasets as dataset_service
 from app.services import lessons
 from app.web.deps import BackendDep, Id, SessionDep, StoreDep
@@ -18,6 +21,7 @@ from app.web.rendering import PageRoute, is_htmx, render
 from app.web.views import compare as compare_view
 from app.web.views import cv as cv_view
 from app.web.views import home as home_view
+from app.web.views import judge as judge_view
 from app.web.views import run as run_view
 from app.web.views import runs_table
 from app.web.views import stability as stability_view
@@ -118,6 +122,19 @@ def run_live(request: Request, session: SessionDep, run_id: Id) -> Response:
 def run_figures(session: SessionDep, store: StoreDep, run_id: Id) -> Response:
     """A finished run's figures and player frames, fetched by its page (sent compressed)."""
     return JSONResponse(run_view.run_figures(session, store, run_id))
+
+
+@router.get("/runs/{run_id}/why-not")
+def run_why_not(
+    request: Request,
+    session: SessionDep,
+    store: StoreDep,
+    run_id: Id,
+    feature: Annotated[int, Query(ge=0, le=MAX_ID)],
+) -> Response:
+    """ "Why not this feature?" answered in place on the run page (an HTMX fragment)."""
+    context = judge_view.why_not_fragment(session, store, run_id, feature)
+    return render(request, "partials/why_not.html", context)
 
 
 # --------------------------------------------------------------------------- cross-validation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Path, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from app.models import (
@@ -18,8 +18,9 @@ from app.models import (
     RunStatus,
     RunUpdate,
     TracePage,
+    WhyNot,
 )
-from app.services import datasets, run_edits, runs, what_if
+from app.services import datasets, judging, run_edits, runs, what_if
 from app.web import export
 from app.web.deps import BackendDep, Id, Offset, SessionDep, StoreDep
 
@@ -138,6 +139,28 @@ def get_trace(
     limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
 ):
     return runs.read_trace(session, run_id, after, limit)
+
+
+@router.get(
+    "/runs/{run_id}/why-not/{feature}",
+    response_model=WhyNot,
+    responses={
+        **NOT_FOUND,
+        409: {"model": Message, "description": "The run has no answer yet, or is a fold."},
+        422: {"description": "No such feature, or the problem is too large to answer here."},
+    },
+)
+def why_not(
+    session: SessionDep,
+    store: StoreDep,
+    run_id: Id,
+    feature: Annotated[int, Path(ge=0, le=MAX_ID, description="A column index of the data.")],
+):
+    """Why this feature is not in the run's answer: the best exchange that brings it in, what
+    it costs, and the equally good alternatives (for a selected feature: its best
+    replacement). Answered for problems up to about a second's work (rows x features x k);
+    larger ones get a 422 pointing at the run's swap certificate."""
+    return judging.why_not(session, store, run_id, feature)
 
 
 @router.post(

@@ -10,6 +10,7 @@ from sqlmodel import Session
 from app.jobs import evaluation
 from app.models import ACTIVE, RunStatus
 from app.services import datasets as dataset_service
+from app.services import judging
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import compare as compare_charts
@@ -86,7 +87,12 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
         for name in names:
             counts[name] = counts.get(name, 0) + 1
     truth_names = {dataset.feature_names[j] for j in truth} if truth else set()
-    rows = sorted(counts, key=lambda n: (-counts[n], dataset.feature_names.index(n)))
+    # Where the runs disagree first (chosen by some but not all), then what all chose.
+    n_sel = len(selected)
+    rows = sorted(
+        counts,
+        key=lambda n: (counts[n] == n_sel, -counts[n], dataset.feature_names.index(n)),
+    )
     return {
         "comparison": comparison,
         "ds": dataset,
@@ -110,6 +116,8 @@ def comparison_page(session: Session, comparison_id: int) -> dict[str, Any]:
             ),
         },
         "rocs": {roc.label: roc for roc in rocs},
+        "standings": judging.standings(runs),
+        "feature_index": {n: j for j, n in enumerate(dataset.feature_names)},
     }
 
 

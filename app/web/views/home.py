@@ -8,7 +8,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import NotFound
-from app.models import Comparison, Dataset, Task
+from app.models import Comparison, Dataset, RunConfig, Task
 from app.services import catalog
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
@@ -100,8 +100,20 @@ def dataset_page(
         "compare_algorithms": catalog.compare_choices(dataset),
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
+        "judging_options": judging_options(),
         **run_form(dataset, algorithm, objective, None),
     }
+
+
+def judging_options() -> list[dict[str, Any]]:
+    """The run options that judge the answer (certify, exact), with the defaults and help
+    declared once in RunConfig, for the run and compare forms."""
+    labels = {"certify": "Swap certificate", "exact": "Exact optimum (gap to the best size-k)"}
+    fields = RunConfig.model_fields
+    return [
+        {"name": n, "label": label, "default": fields[n].default, "help": fields[n].description}
+        for n, label in labels.items()
+    ]
 
 
 def _groups(dataset: Dataset) -> list[tuple[str, list[str]]]:

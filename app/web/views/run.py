@@ -15,6 +15,7 @@ from app.storage import ArrayStore
 from app.web.charts import player, recovery
 from app.web.charts import run as run_charts
 from app.web.charts.style import feature_name
+from app.web.views import judge as judge_view
 from app.web.views import traces
 from engine.trace import answer_step, supports_in_order
 
@@ -64,6 +65,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     roc = trace.roc(run, dataset)
     context["roc_auc"] = roc.auc if roc else None
     context["truth_names"] = {dataset.feature_names[j] for j in truth} if truth else set()
+    context["judge"] = judge_view.run_judgement(run, dataset, result)
     return context
 
 

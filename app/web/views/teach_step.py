@@ -130,6 +130,14 @@ def explain(
         step.removed = name
         step.scores_choice = False
         step.sentence = _exit_sentence(e, name)
+    elif kind == "check" and e.feature_out is not None:  # the swap certificate, after the run
+        out = feature_name(names, e.feature_out)
+        step.scores_choice = False
+        step.sentence = (
+            f"Swap certificate, after the run: bringing in {name} for {out} would change the "
+            f"refitted objective by {g(e.gain)} (nothing is changed). {e.reason or ''}"
+        ).strip()
+        step.facts.append(("objective change", g(e.gain)))
     elif kind in ("remove", "check"):
         if kind == "remove":
             step.removed = name
