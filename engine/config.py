@@ -88,8 +88,13 @@ class Config:
             return 0.0
         k, d, path = self.k, self.n_features, self.algorithm.traits.path
         max_iter = self.algorithm_params.get("max_iter")
-        if path == "best-k" and self.path_length:
-            done = steps / self.path_length
+        budget = self.budget
+        if path == "best-k" and budget.likely_steps:
+            # Against where the path really ends (its path_end), not against max_steps: the
+            # default path stops about ``size`` steps in, far before Zhang's 5k.
+            done = steps / budget.likely_steps
+            if budget.size:
+                done = max(done, size / budget.size)
         elif path == "backward" and k is not None and d is not None and d > k:
             done = (d - size) / (d - k)
         elif k:

@@ -58,6 +58,7 @@ from app.models.run import (
     StudyPart,
     SupportRecovery,
     part_of,
+    seconds_left,
     standalone,
 )
 from app.models.stability import (
@@ -128,6 +129,7 @@ __all__ = [
     "WebSession",
     "WhyNot",
     "part_of",
+    "seconds_left",
     "standalone",
     "stored_id",
     "utcnow",

@@ -9,7 +9,7 @@ durations), so a new column is declared once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import field_validator
@@ -196,6 +196,11 @@ class RunPublic(RunBase):
     status: RunStatus
     queued_seconds: float | None = Field(description="From submission to the last claim.")
     run_seconds: float | None = Field(description="From the last claim to the end.")
+    seconds_left: float | None = Field(
+        None,
+        description="A running run's time left, estimated from its progress so far (the path's "
+        "real end, see engine.path_budget) and the time it took; None before its first step.",
+    )
     result: RunResult | None = Field(description="None for a fold (see its cross-validation).")
     cv_id: int | None = Field(None, description="The cross-validation this run is a fold of.")
     stability_id: int | None = Field(
@@ -212,6 +217,7 @@ class RunPublic(RunBase):
                 "result": run.result if part_of(run) is None else None,
                 "queued_seconds": _seconds(run.created_at, run.started_at),
                 "run_seconds": _seconds(run.started_at, run.finished_at),
+                "seconds_left": seconds_left(run),
                 "url": f"/api/runs/{run.id}",
                 "trace_url": f"/api/runs/{run.id}/trace",
             }
@@ -255,6 +261,19 @@ def standalone() -> ColumnElement[bool]:
     """SQL: runs of their own, not parts of a study (folds, subsamples): what run lists,
     tags, counts and comparisons see."""
     return and_(Run.cv_id.is_(None), Run.stability_id.is_(None))
+
+
+def seconds_left(run: Run, now: datetime | None = None) -> float | None:
+    """The time a running run still needs if it goes on at the pace of its progress so far."""
+    if run.status != RunStatus.running or run.started_at is None or not 0 < run.progress < 1:
+        return None
+    elapsed = ((now or utcnow()) - _aware(run.started_at)).total_seconds()
+    return max(elapsed, 0.0) * (1 - run.progress) / run.progress
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands datetimes back without their (UTC) zone."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:

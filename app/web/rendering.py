@@ -59,7 +59,18 @@ def _seconds(value: float | None) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
-templates.env.filters.update(num=_num, plain=_plain, when=_when, seconds=_seconds)
+def _duration(value: float) -> str:
+    """A time left, as a person says it: '40 s', '3 min', '2 h 5 min'."""
+    seconds = round(value)
+    if seconds < 90:
+        return f"{max(seconds, 1)} s"
+    minutes = round(value / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60} min"
+
+
+templates.env.filters.update(
+    num=_num, plain=_plain, when=_when, seconds=_seconds, duration=_duration
+)
 templates.env.globals.update(
     ACTIVE=[s.value for s in ACTIVE], EVENT_KINDS=EVENT_KINDS, kind_of=kind_of
 )

@@ -8,7 +8,7 @@ import numpy as np
 from sqlmodel import Session
 
 import engine
-from app.models import ACTIVE, Dataset, Run, RunResult, stored_id
+from app.models import ACTIVE, Dataset, Run, RunResult, seconds_left, stored_id
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
@@ -125,6 +125,7 @@ def live_view(session: Session, run: Run, dataset: Dataset) -> dict[str, Any]:
     title = "Features by step (live)"
     return {
         "events_count": len(events),
+        "seconds_left": seconds_left(run),
         "support": [feature_name(names, j) for j in support],
         "path_figure": run_charts.path_figure(
             events, names, true_support=dataset.true_support, title=title
