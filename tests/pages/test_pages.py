@@ -360,7 +360,11 @@ def test_starting_a_lesson_twice_creates_it_once(site):
     forward_events = client.get(f"/api/runs/{forward['id']}/trace").json()["events"]
     pair = next(e["step"] for e in forward_events if e["support_size"] == 2)
     (other,) = data["lesson"]
-    assert (other["label"], other["run"], other["steps"][i]) == ("Forward greedy", forward["id"], pair)
+    assert (other["label"], other["run"], other["steps"][i]) == (
+        "Forward greedy",
+        forward["id"],
+        pair,
+    )
     assert len(other["steps"]) == len(data["frames"])
 
 
@@ -383,7 +387,9 @@ def test_teach_page_steps_through_forward_and_backward_decisions(site):
     fig = narrated["figure"]
     assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(check["threshold"])
     assert data["frames"][-1]["teach"]["figure"] is None  # the stop: no choice
-    assert data["frames"][-1]["teach"]["chart_note"] == "This step is not a choice among candidates."
+    assert (
+        data["frames"][-1]["teach"]["chart_note"] == "This step is not a choice among candidates."
+    )
 
 
 def test_teach_fragment_for_htmx_and_the_step_asked(site):
