@@ -21,6 +21,35 @@ function stepHref(panel, step) {
   return `/teach/${panel.dataset.run}?step=${step}${panel.dataset.query || ""}`;
 }
 
+// On a phone the chart's title breaks after "Step N:" and the bars leave room for their
+// labels (the figure is the server's; only its layout is adapted here).
+function wrap(text, perLine) {
+  const lines = [];
+  text.split(" ").forEach((word) => {
+    const lastLine = lines[lines.length - 1];
+    if (lastLine !== undefined && (lastLine + " " + word).length <= perLine && !lastLine.endsWith(":")) {
+      lines[lines.length - 1] = `${lastLine} ${word}`;
+    } else lines.push(word);
+  });
+  return lines;
+}
+
+function narrow(chart, fig) {
+  const width = chart.parentElement.clientWidth;
+  if (width >= 560) return fig;
+  const layout = JSON.parse(JSON.stringify(fig.layout));
+  const perLine = Math.max(20, Math.floor(width / 9));
+  if (layout.title && layout.title.text) {
+    const lines = wrap(layout.title.text, perLine);
+    layout.title.text = lines.join("<br>");
+    if (layout.margin) layout.margin.t = (layout.margin.t || 0) + 18 * (lines.length - 1);
+  }
+  if (layout.xaxis && layout.xaxis.title) layout.xaxis.title.font = { ...(layout.xaxis.title.font || {}), size: 12 };
+  const range = layout.xaxis && layout.xaxis.range;
+  if (range) range[1] = range[0] + (range[1] - range[0]) * 1.3;
+  return { data: fig.data, layout };
+}
+
 // What the panel shows of one frame (frame.teach: views/teach.py, teach_frame).
 function drawer(panel) {
   const q = (selector) => panel.querySelector(selector);
@@ -31,7 +60,7 @@ function drawer(panel) {
     // The candidates chart, or why there is none.
     if (t.figure) {
       chart.hidden = false;
-      plot(chart, t.figure);
+      plot(chart, narrow(chart, t.figure));
     } else {
       chart.hidden = true;
       if (window.Plotly) Plotly.purge(chart);
