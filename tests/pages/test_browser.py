@@ -155,68 +155,7 @@ def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
     page.screenshot(path=str(SHOTS / "browser-run-done.png"), full_page=True)
 
 
-def test_player_slider_and_play(server: str, page: Any, finished_run: dict[str, Any]) -> None:
-    page.goto(f"{server}/runs/{finished_run['id']}")
-    label = page.locator("#player .step-no")
-    page.wait_for_function("document.getElementById('chart-path').layout !== undefined")
-    last = page.eval_on_selector("#player .slider", "el => Number(el.max)")
-    assert label.inner_text().startswith(f"Step {last} of")
-
-    page.eval_on_selector(
-        "#player .slider",
-        "el => { el.value = 3; el.dispatchEvent(new Event('input', {bubbles: true})); }",
-    )
-    assert label.inner_text().startswith("Step 3 of")
-    cursor = page.evaluate("document.getElementById('chart-path').layout.shapes[0].x0")
-    assert cursor == 3
-    page.click("#player [data-act=next]")
-    assert label.inner_text().startswith("Step 4 of")
-    page.screenshot(path=str(SHOTS / "browser-player-step4.png"), full_page=True)
-
-    page.click("#player [data-act=first]")
-    page.click("#player [data-act=play]")
-    page.wait_for_function(
-        "document.querySelector('#player .step-no').textContent.startsWith('Step 2 of')"
-    )
-    page.click("#player [data-act=play]")  # pause
-    stopped = label.inner_text()
-    page.wait_for_timeout(900)
-    assert label.inner_text() == stopped
-    size_point = page.evaluate(
-        "(() => { const d = document.getElementById('chart-objective-size').data;"
-        " return d[d.length - 1].x[0]; })()"
-    )
-    assert size_point >= 1
-
-
-def test_teach_page_steps_with_the_arrow_keys(
-    server: str, page: Any, finished_run: dict[str, Any]
-) -> None:
-    run_id = finished_run["id"]
-    page.goto(f"{server}/teach/{run_id}?step=0")
-    page.wait_for_selector("#chart-candidates .main-svg")
-    assert page.locator("[data-step]").get_attribute("data-step") == "0"
-    assert "added: it has the largest" in page.inner_text(".narration")
-    page.screenshot(path=str(SHOTS / "browser-teach-step0.png"), full_page=True)
-
-    def step_to(key: str, step: int) -> None:
-        page.keyboard.press(key)
-        page.wait_for_selector(f'[data-step="{step}"]')
-        page.wait_for_function(f"location.search === '?step={step}'")
-        assert page.url == f"{server}/teach/{run_id}?step={step}"
-
-    step_to("ArrowRight", 1)
-    page.wait_for_selector("#chart-candidates .main-svg")
-    narration = page.inner_text(".narration")
-    assert "Backward" in narration or "Forward step" in narration
-    page.screenshot(path=str(SHOTS / "browser-teach-step1.png"), full_page=True)
-    step_to("ArrowRight", 2)
-    step_to("ArrowLeft", 1)
-
-    page.click("button.play")  # auto-advance: the URL follows
-    page.wait_for_function("location.search === '?step=3'", timeout=10_000)
-    page.click("button.pause")
-    page.wait_for_selector("button.play")
+# The player's tests (run page and teaching page): test_browser_player.py.
 
 
 def test_generate_then_compare_forms(server: str, page: Any) -> None:

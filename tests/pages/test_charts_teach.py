@@ -141,3 +141,23 @@ def test_check_and_forward_sentences():
     assert "alpha, beta" in stop.sentence and "step 4" in stop.sentence
     gdt = teach.explain(_run("foba-gdt"), NAMES, TRACE, 0)
     assert "|gradient|" in gdt.sentence
+
+
+def test_the_answer_is_where_its_support_was_first_reached_when_the_path_goes_past_it():
+    past = [
+        ev(0, "add", 0, 5.0, 1, gain=1.0),
+        ev(1, "add", 1, 3.0, 2, gain=2.0),
+        ev(2, "remove", 0, 2.0, 1, gain=0.1, threshold=1.0, accepted=True),  # {1}: the answer
+        ev(3, "add", 2, 1.0, 2, gain=1.0),
+        ev(4, "remove", 2, 1.9999, 1, gain=0.9, threshold=1.0, accepted=True),  # {1} again
+        ev(5, "add", 3, 0.5, 2, gain=1.5),
+        ev(6, "stop", None, 0.5, 2, reason="done"),
+    ]
+    assert player.answer_found(past, 1) == 2  # first reached, not the tie-break's step 4
+    frames = player.player_frames(past, NAMES, 1)
+    assert frames["answer"] == {"step": 2, "k": 1, "text": player.answer_sentence(2, 1)}
+    assert frames["answer"]["text"].startswith("The answer was found at step 2; the path")
+    assert "no return to k = 1 improves it" in frames["answer"]["text"]
+    # A path that ends at its answer says nothing; neither does a run without k.
+    assert player.answer_found([*past[:3], ev(3, "stop", None, 2.0, 1)], 1) is None
+    assert player.player_frames(past, NAMES)["answer"] is None

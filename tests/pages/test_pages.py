@@ -17,6 +17,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HX = {"HX-Request": "true"}
 
 
+FRAMES = re.compile(r'<script type="application/json" id="teach-frames">(.*?)</script>', re.S)
+
+
+def frames_of(html: str) -> dict:
+    """The frames the teaching page's player steps through (embedded in the page)."""
+    found = FRAMES.search(html)
+    assert found, "the page holds no frames"
+    return json.loads(found.group(1))
+
+
 def html_of(client, url: str, status: int = 200, **kwargs) -> str:
     response = client.get(url, **kwargs)
     assert response.status_code == status, (url, response.status_code, response.text[:500])
@@ -59,7 +69,7 @@ def test_each_page_loads_only_the_scripts_it_needs(site):
     common = {"figures", "forms"}
     assert scripts("/") == common | {"upload"}
     assert scripts("/runs") == common | {"runs_table"}
-    assert scripts(f"/runs/{site.foba['id']}") >= common | {"player"}
+    assert scripts(f"/runs/{site.foba['id']}") >= common | {"run"}
     assert scripts(f"/teach/{site.foba['id']}?step=0") == common | {"teach"}
     assert scripts(f"/comparisons/{site.comparison['id']}") == common
     for path in ROOT.joinpath("static/js").glob("*.js"):
@@ -153,7 +163,7 @@ def test_missing_pages_are_html_404s(site):
 def test_finished_run_page_has_player_charts_and_results(site):
     run = site.foba
     page = html_of(site.client, f"/runs/{run['id']}")
-    assert 'id="player"' in page and 'type="range"' in page
+    assert 'id="player"' in page and 'class="player-bar"' in page  # player.js fills it
     assert 'data-figures="/runs/{}/figures"'.format(run["id"]) in page
     for div in ("chart-path", "chart-objective-step", "chart-objective-size", "chart-coef"):
         assert f'id="{div}"' in page
@@ -181,6 +191,7 @@ def test_finished_run_page_has_player_charts_and_results(site):
     assert len(frames["frames"]) == len(
         site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
     )
+    assert "answer" in frames and "teach" not in frames["frames"][0]  # the run page's frames
     result = run["result"]
     for feature in result["support"]:
         assert feature["name"] in page
@@ -369,57 +380,133 @@ def test_starting_a_lesson_twice_creates_it_once(site):
     assert sorted(f["name"] for f in foba["result"]["support"]) == ["f1", "f2"]
     events = client.get(f"/api/runs/{foba['id']}/trace").json()["events"]
     removal = next(e for e in events if e["kind"] == "remove")
-    page = html_of(client, f"/teach/{foba['id']}?step={removal['step']}")
-    assert "f3 removed: deleting it raises the objective by" in page
-    assert "below 0.5 \u00d7 " in page
+    data = frames_of(html_of(client, f"/teach/{foba['id']}?step={removal['step']}"))
+    i = next(i for i, f in enumerate(data["frames"]) if f["step"] == removal["step"])
+    sentence = data["frames"][i]["teach"]["sentence"]
+    assert sentence.startswith("f3 removed: deleting it raises the objective by")
+    assert "below 0.5 \u00d7 " in sentence
     # Paired by decision: the deletion leaves two features, as forward greedy's step 1 does.
     forward_events = client.get(f"/api/runs/{forward['id']}/trace").json()["events"]
     pair = next(e["step"] for e in forward_events if e["support_size"] == 2)
-    assert "The same decision in" in page
-    assert f'href="/teach/{forward["id"]}?step={pair}"' in page
+    (other,) = data["lesson"]
+    assert (other["label"], other["run"], other["steps"][i]) == (
+        "Forward greedy",
+        forward["id"],
+        pair,
+    )
+    assert len(other["steps"]) == len(data["frames"])
 
 
 def test_teach_page_steps_through_forward_and_backward_decisions(site):
     run = site.foba
     events = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"]
-    first = html_of(site.client, f"/teach/{run['id']}?step=0")
-    assert "Forward step" in first and "added: it has the largest objective drop" in first
-    fig = figures(first)["chart-candidates"]
+    data = frames_of(html_of(site.client, f"/teach/{run['id']}?step=0"))
+    # Every step is in the page: the player steps through them without asking the server.
+    assert [f["step"] for f in data["frames"]] == [e["step"] for e in events]
+    first = data["frames"][0]["teach"]
+    assert first["label"] == "Forward step"
+    assert "added: it has the largest objective drop" in first["sentence"]
+    fig = first["figure"]
     check_figure(fig)
     chosen = next(t for t in fig["data"] if t["name"] == "chosen")
     assert chosen["y"] == [site.dataset["feature_names"][events[0]["feature"]]]
-    last = events[-1]["step"]
-    assert f'data-run="{run["id"]}" data-last="{last}"' in first  # what the keys step through
-    check = next(e for e in events if e["kind"] == "check")
-    page = html_of(site.client, f"/teach/{run['id']}?step={check['step']}")
-    assert "Nothing removed: the cheapest deletion" in page
-    fig = figures(page)["chart-candidates"]
+    i, check = next((i, e) for i, e in enumerate(events) if e["kind"] == "check")
+    narrated = data["frames"][i]["teach"]
+    assert narrated["sentence"].startswith("Nothing removed: the cheapest deletion")
+    fig = narrated["figure"]
     assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(check["threshold"])
+    assert data["frames"][-1]["teach"]["figure"] is None  # the stop: no choice
+    assert (
+        data["frames"][-1]["teach"]["chart_note"] == "This step is not a choice among candidates."
+    )
 
 
-def test_teach_fragment_for_htmx_and_clamped_steps(site):
+def test_teach_fragment_for_htmx_and_the_step_asked(site):
     run_id = site.foba["id"]
     fragment = html_of(
         site.client, f"/teach/{run_id}?step=1", headers={**HX, "HX-Target": "teach-panel"}
     )
     assert fragment.lstrip().startswith('<section id="teach-panel"')
-    assert f'hx-push-url="/teach/{run_id}?step=2"' in fragment
-    last = site.client.get(f"/api/runs/{run_id}/trace").json()["events"][-1]
-    page = html_of(site.client, f"/teach/{run_id}?step=100000")
-    # The run's trace ends with its swap certificate's checks (issue 23), told as such.
-    ending = "Swap certificate" if last.get("feature_out") is not None else "Stop"
-    assert f'data-step="{last["step"]}"' in page and ending in page
+    assert 'id="teach-frames"' in fragment  # a what-if swaps in new frames
+    assert '<input type="hidden" name="step" value="1">' in fragment
     playing = html_of(site.client, f"/teach/{run_id}?step=0&play=true")
-    assert 'hx-trigger="load delay:1600ms"' in playing and "Pause" in playing
-    for odd in ("-1", "abc"):
+    assert 'data-play="1"' in playing
+    for odd in ("-1", "abc", "99999"):  # the player says so (player.js); the page still works
         page = html_of(site.client, f"/teach/{run_id}?step={odd}")
-        assert 'data-step="0"' in page
+        assert frames_of(page)["frames"]
 
 
 def test_teach_page_of_a_run_without_candidate_scores(site):
     page = html_of(site.client, f"/teach/{site.forward['id']}?step=0")
     assert "did not record candidate scores" in page
-    assert "chart-candidates" not in page
+    first = frames_of(page)["frames"][0]["teach"]
+    assert first["figure"] is None
+    assert "started without \u201crecord candidate scores\u201d" in first["chart_note"]
+
+
+def test_the_teach_pages_frames_are_the_narration_of_every_step_of_a_lesson(site):
+    """The page holds, for every step of a built-in lesson's runs, exactly what teach_step
+    says of it (sentence, heading, facts, added and removed, the candidates figure) and the
+    support after it; and where the answer was found when the path went past it."""
+    from app.models import Run
+    from app.web.charts.player import answer_found
+    from app.web.views import teach_step
+    from engine.trace import Event, supports_in_order
+
+    client = site.client
+    assert client.post("/teach/lessons/figure2", follow_redirects=False).status_code == 303
+    lesson_runs = [
+        r for r in client.get("/api/runs").json() if r["dataset_id"] == _lesson_dataset(client)
+    ]
+    assert {r["algorithm"] for r in lesson_runs} == {"forward-obj", "foba-obj"}
+    for listed in lesson_runs:
+        stored = wait_for(client, listed["id"])
+        ds = client.get(f"/api/datasets/{stored['dataset_id']}").json()
+        names = ds["feature_names"]
+        raw = client.get(f"/api/runs/{stored['id']}/trace?limit=5000").json()["events"]
+        events = [Event.from_dict(e) for e in raw]
+        run = Run(
+            dataset_id=stored["dataset_id"],
+            algorithm=stored["algorithm"],
+            objective=stored["objective"],
+            k=stored["k"],
+            params=stored["params"],
+            record_candidates=stored["record_candidates"],
+        )
+        answer = [f["name"] for f in stored["result"]["support"]]
+        best = answer_found(events, run.k)
+        data = frames_of(html_of(client, f"/teach/{stored['id']}?step=0"))
+        assert len(data["frames"]) == len(events)
+        supports = supports_in_order(events)
+        for i, (frame, event) in enumerate(zip(data["frames"], events, strict=True)):
+            told = teach_step.explain(run, names, events, i, best_step=best, answer=answer)
+            t = frame["teach"]
+            assert frame["step"] == event.step and frame["kind"] == event.kind
+            assert t["sentence"] == told.sentence
+            assert t["label"] == told.kind_label
+            assert t["facts"] == [list(f) for f in told.facts]
+            assert (t["added"], t["removed"]) == (told.added, told.removed)
+            assert t["score_help"] == told.score_help
+            assert t["figure"] == json.loads(json.dumps(told.figure))
+            # The player lists a support by column (the narration by order of entry).
+            support = [names[j] for j in data["supports"][frame["support"]]]
+            assert support == [names[j] for j in sorted(supports[i])]
+            assert sorted(support) == sorted(told.support_after)
+        if stored["algorithm"] == "foba-obj":  # FoBa went past k = 2 and came back
+            assert best is not None
+            assert data["answer"]["step"] == best and data["answer"]["k"] == 2
+            assert data["answer"]["text"].startswith(f"The answer was found at step {best};")
+            assert f"found at step {best}" in data["frames"][-1]["teach"]["sentence"]
+        else:
+            assert data["answer"] is None
+
+
+def _lesson_dataset(client) -> int:
+    """The data set of the figure2 lesson (named after the lesson)."""
+    from app.services.lessons import LESSONS
+
+    title = LESSONS["figure2"].title
+    return next(d["id"] for d in client.get("/api/datasets").json() if title in d["name"])
 
 
 def test_teach_page_of_a_queued_run_waits(idle):
@@ -427,16 +514,6 @@ def test_teach_page_of_a_queued_run_waits(idle):
     run = submit(idle, ds["id"], algorithm="foba-obj", k=2, record_candidates=True)
     page = html_of(idle, f"/teach/{run['id']}")
     assert "No step recorded yet" in page and 'hx-trigger="every 1s"' in page
-
-
-def test_a_step_out_of_range_is_said_not_hidden(site):
-    run = site.foba
-    last = site.client.get(f"/api/runs/{run['id']}/trace").json()["events"][-1]["step"]
-    page = html_of(site.client, f"/teach/{run['id']}?step=9999")
-    assert f"This run has steps 0 to {last}; there is no step 9999" in page
-    assert f'data-step="{last}"' in page
-    assert "is not a step number" in html_of(site.client, f"/teach/{run['id']}?step=abc")
-    assert "there is no step" not in html_of(site.client, f"/teach/{run['id']}?step=1")
 
 
 def test_api_docs_are_served_from_vendored_files(site):
@@ -466,8 +543,10 @@ def test_teaching_mode_recomputes_a_small_run_at_once_with_another_k_or_nu(site)
     assert 'name="k"' in base and 'name="nu"' in base and "What if" not in base
     page = html_of(site.client, f"/teach/{run['id']}?step=0&k=2&nu=0.3")
     assert "What if</strong> k = 2, \u03bd = 0.3:" in page and "not stored" in page
-    assert f'href="/teach/{run["id"]}?step=1&amp;k=2&amp;nu=0.3"' in page  # links keep it
-    assert 'data-query="&amp;k=2&amp;nu=0.3"' in page
+    assert 'data-query="&amp;k=2&amp;nu=0.3"' in page  # the timeline's links keep it
+    what_if = frames_of(page)
+    assert what_if["frames"] != frames_of(base)["frames"]  # new frames, the what-if's path
+    assert what_if["lesson"] == []
     answer = re.search(r"Its answer: ([^.]*)\.", page).group(1).split(", ")
     assert len(answer) == 2
     # Nothing was stored: the run and the list of runs are as they were.
@@ -575,9 +654,10 @@ def test_event_kinds_are_named_in_one_place(site):
     assert CHECK["label"].startswith(EVENT_KINDS["check"].name)
     legend = {t.get("name") for t in payload["figures"]["path"]["data"]}
     assert {"addition"} <= legend
-    page = html_of(site.client, f"/teach/{run_id}?step=0")
-    assert f'class="badge kind-add">{EVENT_KINDS["add"].heading}<' in page
-    assert 'title="step 0: addition ' in page
+    first = frames_of(html_of(site.client, f"/teach/{run_id}?step=0"))["frames"][0]
+    assert first["teach"]["label"] == EVENT_KINDS["add"].heading
+    assert first["teach"]["title"].startswith("step 0: addition ")
+    assert first["teach"]["tick"].startswith(EVENT_KINDS["add"].glyph)
     for path in ROOT.joinpath("static", "js").glob("*.js"):
         text = path.read_text()
         assert '"addition"' not in text and '"backward check"' not in text, path

@@ -1,5 +1,30 @@
-"""What the run page's trace player steps through: one frame per event, each pointing at the
-support after it, with one line saying what the event did."""
+"""What the trace player (static/js/player.js) steps through, on the run page and the teaching
+page: one frame per event, each pointing at the support after it, with one line saying what the
+event did. Built once in Python; the browser steps through it without asking the server.
+
+The frames document (JSON)::
+
+    {
+      "names":    ["x0", "x1", ...],            feature names, indexed by column
+      "kinds":    {"add": "addition", ...},     the kinds' short names (charts/kinds.py)
+      "supports": [[0, 3], [0, 3, 5], ...],     each distinct support (sorted columns), listed
+                                                once each time the support changes
+      "frames": [                               one per event (iterations thinned, ``thin``)
+        {"step": 12,                            the event's step number (the URL's ?step=)
+         "kind": "add",                         add | remove | check | swap | iterate | stop
+         "text": "add x5 (objective ...)",      one line: what the event did
+         "objective": 0.42 | null,              objective after the event
+         "size": 3,                             support size after the event
+         "support": 1,                          index into "supports": the support after it
+         "teach": {...}},                       the teaching page only (views/teach.py,
+                                                ``teach_frames``): the narrated decision
+        ...
+      ],
+      "answer": null | {                        set when the path went on past its answer
+        "step": 12, "k": 5,                     where the final answer's support was reached
+        "text": "The answer was found at step 12; ..."}   shown at the frames after it
+    }
+"""
 
 from __future__ import annotations
 
@@ -9,7 +34,7 @@ from typing import Any
 
 from app.web.charts.kinds import kind_names
 from app.web.charts.style import MAX_FRAMES, feature_name, fmt, num
-from engine.trace import Event, replay
+from engine.trace import Event, answer_step, best_along_path, replay
 
 
 def event_text(e: Event, names: Sequence[str]) -> str:
@@ -39,10 +64,31 @@ def event_text(e: Event, names: Sequence[str]) -> str:
     return e.kind
 
 
-def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, Any]:
-    """What the trace player steps through: one frame per event (iterate events thinned when
-    there are more than MAX_FRAMES), each pointing at the support after it (supports are
-    listed once each time they change), with the kinds' names the player shows."""
+def answer_found(events: Sequence[Event], k: int | None) -> int | None:
+    """The step where the final answer's support was first reached, when the path went on past
+    it (``engine.trace.answer_step``: the best size-k support along the path is not where the
+    path ends); None when the path ended at its answer."""
+    if answer_step(events, k) is None or k is None:
+        return None
+    support = best_along_path(events)[k][0]
+    return next(e.step for e, s in zip(events, replay(events), strict=True) if s == support)
+
+
+def answer_sentence(step: int, k: int) -> str:
+    return (
+        f"The answer was found at step {step}; the path continues to show that no return to "
+        f"k = {k} improves it."
+    )
+
+
+def player_frames(
+    events: Sequence[Event], names: Sequence[str], k: int | None = None
+) -> dict[str, Any]:
+    """The frames document (see the module's docstring): one frame per event (iterate events
+    thinned when there are more than MAX_FRAMES), each pointing at the support after it
+    (supports are listed once each time they change), with the kinds' names the player shows
+    and, for a run asked for ``k`` features whose path went on past its answer, where the
+    answer was found."""
     keep = thin(events)
     supports: list[list[int]] = []
     frames: list[dict[str, Any]] = []
@@ -63,7 +109,17 @@ def player_frames(events: Sequence[Event], names: Sequence[str]) -> dict[str, An
                 "support": len(supports) - 1,
             }
         )
-    return {"names": list(names), "kinds": kind_names(), "supports": supports, "frames": frames}
+    found = answer_found(events, k)
+    answer = None
+    if found is not None and k is not None:
+        answer = {"step": found, "k": k, "text": answer_sentence(found, k)}
+    return {
+        "names": list(names),
+        "kinds": kind_names(),
+        "supports": supports,
+        "frames": frames,
+        "answer": answer,
+    }
 
 
 def thin(events: Sequence[Event]) -> list[bool]:

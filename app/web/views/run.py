@@ -17,7 +17,7 @@ from app.web.charts import run as run_charts
 from app.web.charts.style import feature_name
 from app.web.views import judge as judge_view
 from app.web.views import traces
-from engine.trace import answer_step, supports_in_order
+from engine.trace import supports_in_order
 
 # --------------------------------------------------------------------------- runs
 
@@ -60,7 +60,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
     events = trace.events
     truth = dataset.true_support
     context["events_count"] = len(events)
-    context["answer_step"] = answer_step(events, run.k)
+    context["answer_step"] = player.answer_found(events, run.k)
     context["stop_text"] = stop_text(run, result, context["answer_step"])
     roc = trace.roc(run, dataset)
     context["roc_auc"] = roc.auc if roc else None
@@ -94,7 +94,7 @@ def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, A
     events = trace.events
     names, truth = dataset.feature_names, dataset.true_support
     result = RunResult.model_validate(run.result) if run.result else None
-    step = answer_step(events, run.k)
+    step = player.answer_found(events, run.k)
     figures: dict[str, Any] = {
         "path": run_charts.path_figure(events, names, true_support=truth, best_step=step, k=run.k),
         "objective_step": run_charts.objective_step_figure(events, best_step=step, k=run.k),
@@ -110,7 +110,7 @@ def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, A
         if truth is not None:
             roc = trace.roc(run, dataset)
             figures["roc"] = recovery.roc_figure([roc] if roc else [])
-    return {"figures": figures, "frames": player.player_frames(events, names)}
+    return {"figures": figures, "frames": player.player_frames(events, names, run.k)}
 
 
 def live_view(session: Session, run: Run, dataset: Dataset) -> dict[str, Any]:

@@ -86,11 +86,13 @@ def explain(
     *,
     best_step: int | None = None,
     answer: Sequence[str] = (),
+    supports: Sequence[Sequence[int]] | None = None,
 ) -> TeachStep:
-    """The decision at ``events[index]``, explained."""
+    """The decision at ``events[index]``, explained; ``supports`` is
+    ``supports_in_order(events)`` when the caller explains every step (computed once)."""
     e = events[index]
     kind = e.kind
-    after_all = supports_in_order(events)
+    after_all = supports if supports is not None else supports_in_order(events)
     before = after_all[index - 1] if index else ()
     after = after_all[index]
     name = feature_name(names, e.feature)

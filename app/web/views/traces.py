@@ -1,15 +1,18 @@
 """Finished runs' traces, decoded once: the run page, its figures document and the teaching
 mode (each arrow key, and the lesson's other runs) ask for the same traces again and again.
 A finished run's trace never changes, so its decoded events and the ROC drawn from them are
-kept for the last few runs (a bounded LRU keyed by run id, attempt and end time); a run that
+kept for the last few runs, with what is drawn from them once (the teaching page's frames)
+(a bounded LRU keyed by run id, attempt and end time); a run that
 is still going is read afresh every time."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session
 
@@ -25,6 +28,13 @@ MAX_KEPT = 32
 class Trace:
     events: list[Event]
     _roc: dict[str, recovery.Roc | None] = field(default_factory=dict)
+    _memo: dict[str, Any] = field(default_factory=dict)
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()`` computed once for this trace (the teaching page's frames)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
 
     def roc(self, run: Run, dataset: Dataset) -> recovery.Roc | None:
         """The support-recovery ROC of the run (computed once), None without a truth."""
