@@ -61,6 +61,14 @@ def feature_index(text: str, names: list[str]) -> int | None:
     return None
 
 
+def _feature(text: str, names: list[str]) -> int:
+    """The column a ``--why-not`` feature names (``unknown`` checks them before the run)."""
+    index = feature_index(text, names)
+    if index is None:
+        raise engine.ConfigError(str(unknown([text], names)), "why_not")
+    return index
+
+
 def unknown(features: list[str], names: list[str]) -> str | None:
     """What is wrong with the ``--why-not`` features, or None."""
     bad = [f for f in features if feature_index(f, names) is None]
@@ -87,7 +95,7 @@ def judge(args: argparse.Namespace, X: Any, y: Any, names: list[str], result: An
         ).to_dict()
     if args.why_not:
         out["why_not"] = [
-            engine.why_not(X, y, support, feature_index(f, names), **settings).to_dict()
+            engine.why_not(X, y, support, _feature(f, names), **settings).to_dict()
             for f in args.why_not
         ]
     return out

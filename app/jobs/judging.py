@@ -79,7 +79,8 @@ def judge_run(run: Run, result: SelectionResult, X: Any, y: np.ndarray) -> Judge
     settings = settings_of(result)
     support = [int(j) for j in result.support]
     n, d, k = X.shape[0], X.shape[1], len(support)
-    certificate = exact = None
+    certificate: dict[str, Any] | None = None
+    exact: dict[str, Any] | None = None
     events: list[Event] = []
     if run.certify:
         if reason := too_large(run.objective, n, d, k, WORKER_BUDGET, "the swap certificate"):

@@ -186,11 +186,11 @@ def cancel_parts(db: Engine, siblings: ColumnElement[bool]) -> None:
     with db.begin() as conn:
         conn.execute(
             update(Run)
-            .where(siblings, Run.status == RunStatus.queued)
+            .where(siblings, col(Run.status) == RunStatus.queued)
             .values(status=RunStatus.cancelled, cancel_requested=True, finished_at=utcnow())
         )
         conn.execute(
-            update(Run).where(siblings, Run.status.in_(ACTIVE)).values(cancel_requested=True)
+            update(Run).where(siblings, col(Run.status).in_(ACTIVE)).values(cancel_requested=True)
         )
 
 

@@ -24,6 +24,7 @@ from sqlmodel import Session, col
 import engine
 from app import storage
 from app.db.transient import retry
+from app.errors import NotFound
 from app.jobs.evaluation import fold_split
 from app.models import CVStudy, Dataset, Run, StabilityStudy
 from app.storage import ArrayStore
@@ -88,6 +89,8 @@ class FoldPart:
         with Session(db) as session:
             study = session.get(CVStudy, run.cv_id)
             session.expunge_all()
+        if study is None:  # deleted meanwhile, with its data set
+            raise NotFound(f"cross-validation {run.cv_id} does not exist")
         plan = plan_cv(
             run.algorithm,
             run.objective,
@@ -105,6 +108,8 @@ class FoldPart:
 
     def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
         run, dataset, study = self.run, self.dataset, self.study
+        if run.cv_fold is None:
+            raise NotFound(f"run {run.id} is not a fold of cross-validation {study.id}")
         X, y = _load_arrays(store, dataset)
         train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
         try:
@@ -148,6 +153,8 @@ class SubsamplePart:
         with Session(db) as session:
             study = session.get(StabilityStudy, run.stability_id)
             session.expunge_all()
+        if study is None:  # deleted meanwhile, with its data set
+            raise NotFound(f"stability study {run.stability_id} does not exist")
         plan = plan_cv(
             run.algorithm,
             run.objective,
@@ -165,6 +172,8 @@ class SubsamplePart:
 
     def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
         run, dataset, study = self.run, self.dataset, self.study
+        if run.stability_index is None:
+            raise NotFound(f"run {run.id} is not a subsample of stability study {study.id}")
         X, y = _load_arrays(store, dataset)
         # The plan is deterministic given the seed: every part rebuilds the same subsamples.
         plan = plan_stability(

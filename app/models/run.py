@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import field_validator
 from sqlalchemy import JSON, ColumnElement, and_
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, SQLModel, col
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
 from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction, Request
@@ -260,7 +260,7 @@ def part_of(run: RunBase) -> StudyPart | None:
 def standalone() -> ColumnElement[bool]:
     """SQL: runs of their own, not parts of a study (folds, subsamples): what run lists,
     tags, counts and comparisons see."""
-    return and_(Run.cv_id.is_(None), Run.stability_id.is_(None))
+    return and_(col(Run.cv_id).is_(None), col(Run.stability_id).is_(None))
 
 
 def seconds_left(run: Run, now: datetime | None = None) -> float | None:
@@ -335,18 +335,18 @@ class RunResult(SQLModel):
     # How good is the answer (engine.judge), computed by the worker after the selection; None
     # when the run did not ask for it (certify, exact) or was stored before it existed.
     judged_as: dict[str, Any] | None = Field(
-        None,
+        default=None,
         description="The problem the judging tools solve for this run, as engine.judge."
         "settings_of gives it: objective, standardize and the objective's parameters (on the "
         "run's training rows).",
     )
     certificate: dict[str, Any] | None = Field(
-        None,
+        default=None,
         description="The swap certificate (engine.certify(...).to_dict() without its events, "
         "which are in the trace), or {'skipped': reason} when the problem was too large.",
     )
     exact: dict[str, Any] | None = Field(
-        None,
+        default=None,
         description="The exact best support of the answer's size and the gap to it "
         "(engine.exact_best(...).to_dict()), or {'skipped': reason}.",
     )

@@ -295,6 +295,6 @@ def submit_final(session: Session, backend: JobBackend, cv_id: int, body: CVFina
 def cancel_study(session: Session, cv_id: int) -> CVStudy:
     """Cancel the folds still queued (at once) or running (at their next event)."""
     study = get_study(session, cv_id)
-    lease.cancel_parts(session.get_bind(), Run.cv_id == cv_id)
+    lease.cancel_parts(session.get_bind().engine, col(Run.cv_id) == cv_id)
     session.expire_all()  # the folds changed in another transaction
     return study

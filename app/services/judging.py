@@ -17,9 +17,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.errors import Conflict, InvalidInput
+from app.errors import Conflict, InvalidInput, NotFound
 from app.jobs import judging
-from app.models import Dataset, NamedExchange, Run, RunStatus, WhyNot
+from app.models import Dataset, NamedExchange, Run, RunStatus, WhyNot, stored_id
 from app.services.runs import get_selection_run
 from app.storage import ArrayStore
 
@@ -39,6 +39,8 @@ def why_not(session: Session, store: ArrayStore, run_id: int, feature: int) -> W
     if run.status != RunStatus.done or not run.result:
         raise Conflict(f"run {run_id} is {run.status}: it has no answer to judge")
     dataset = session.get(Dataset, run.dataset_id)
+    if dataset is None:  # deleted meanwhile, and the run with it
+        raise NotFound(f"data set {run.dataset_id} does not exist")
     if not 0 <= feature < dataset.n_features:
         raise InvalidInput(
             f"feature must be a column index from 0 to {dataset.n_features - 1}",
@@ -68,7 +70,7 @@ def _named(run: Run, names: list[str], verdict: dict[str, Any], seconds: float) 
     objective = verdict["objective"]
     cost = verdict["cost"]
     return WhyNot(
-        run_id=run.id,
+        run_id=stored_id(run),
         feature=verdict["feature"],
         feature_name=names[verdict["feature"]],
         selected=verdict["selected"],
@@ -78,7 +80,7 @@ def _named(run: Run, names: list[str], verdict: dict[str, Any], seconds: float) 
         relative_cost=(
             _float(cost) / abs(objective) if _float(cost) is not None and objective else None
         ),
-        alternatives=[exchange(e, names) for e in verdict["alternatives"]],
+        alternatives=[named_exchange(e, names) for e in verdict["alternatives"]],
         change_alone=_float(verdict["change_alone"]),
         explanation=name_features(verdict["explanation"], names),
         tie_tolerance=verdict["tie_tolerance"],
@@ -88,8 +90,10 @@ def _named(run: Run, names: list[str], verdict: dict[str, Any], seconds: float) 
 
 
 def exchange(e: dict[str, Any] | None, names: list[str]) -> NamedExchange | None:
-    if e is None:
-        return None
+    return None if e is None else named_exchange(e, names)
+
+
+def named_exchange(e: dict[str, Any], names: list[str]) -> NamedExchange:
     return NamedExchange(
         feature_out=e["feature_out"],
         feature_out_name=names[e["feature_out"]],

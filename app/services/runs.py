@@ -213,7 +213,7 @@ def list_runs(
     limit: int,
 ) -> list[Run]:
     # The parts of a study are read through their study, not listed as runs.
-    query = select(Run).where(standalone()).order_by(Run.id.desc())
+    query = select(Run).where(standalone()).order_by(col(Run.id).desc())
     query = query.offset(offset).limit(limit)
     if dataset_id is not None:
         query = query.where(col(Run.dataset_id) == dataset_id)

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
 from app import storage
@@ -35,6 +35,7 @@ from app.models import (
     StabilityPublic,
     StabilityStudy,
     part_of,
+    stored_id,
 )
 from app.services import catalog, idempotency
 from app.services.parts import status_of
@@ -164,13 +165,13 @@ def submit_stability(
     them; a repeated Idempotency-Key returns the study its first use made."""
     request_hash = idempotency.digest("stability", body)
     if seen := idempotency.lookup(session, key, request_hash):
-        return get_study(session, seen.stability_id)
+        return get_study(session, idempotency.created(seen.stability_id, key))
     dataset = _dataset(session, body.dataset_id)
     request = _resolve(body, dataset, _source_run(session, body))
     methods = _check(body, dataset, request)
     plan = _plan(dataset, request, body.n_pairs, request.algorithm, request.params)
     study = StabilityStudy(
-        dataset_id=dataset.id,
+        dataset_id=stored_id(dataset),
         run_id=body.run_id,
         algorithm=request.algorithm,
         objective=request.objective,
@@ -189,7 +190,7 @@ def submit_stability(
         # Subsample by subsample, every method: the methods advance together.
         parts = [
             Run(
-                dataset_id=dataset.id,
+                dataset_id=stored_id(dataset),
                 algorithm=name,
                 objective=request.objective,
                 k=request.k_max,
@@ -206,16 +207,14 @@ def submit_stability(
         if key is not None:
             session.add(IdempotencyKey(key=key, request_hash=request_hash, stability_id=study.id))
         session.flush()  # a repeated key fails here, before any job is queued
-        backend.enqueue(session, [run.id for run in parts])  # every part's job, or none
+        backend.enqueue(session, [stored_id(run) for run in parts])  # every part's job, or none
         session.commit()
     except IntegrityError:  # the same key used concurrently, or the data set deleted meanwhile
         session.rollback()
-        return get_study(
-            session,
-            idempotency.winner(session, key, request_hash, body.dataset_id).stability_id,
-        )
+        seen = idempotency.winner(session, key, request_hash, body.dataset_id)
+        return get_study(session, idempotency.created(seen.stability_id, key))
     for run in parts:
-        backend.submit(run.id)
+        backend.submit(stored_id(run))
     return study
 
 
@@ -229,14 +228,21 @@ def get_study(session: Session, study_id: int) -> StabilityStudy:
     return study
 
 
+def _study_dataset(session: Session, study: StabilityStudy) -> Dataset:
+    dataset = session.get(Dataset, study.dataset_id)
+    if dataset is None:  # deleted meanwhile, and the study with it
+        raise NotFound(f"stability study {study.id} does not exist")
+    return dataset
+
+
 def part_runs(session: Session, study_id: int) -> list[Run]:
-    query = select(Run).where(Run.stability_id == study_id)
-    return list(session.exec(query.order_by(Run.stability_index, Run.id)))
+    query = select(Run).where(col(Run.stability_id) == study_id)
+    return list(session.exec(query.order_by(col(Run.stability_index), col(Run.id))))
 
 
 def list_studies(session: Session, dataset_id: int, limit: int = 20) -> list[StabilityStudy]:
-    query = select(StabilityStudy).where(StabilityStudy.dataset_id == dataset_id)
-    return list(session.exec(query.order_by(StabilityStudy.id.desc()).limit(limit)))
+    query = select(StabilityStudy).where(col(StabilityStudy.dataset_id) == dataset_id)
+    return list(session.exec(query.order_by(col(StabilityStudy.id).desc()).limit(limit)))
 
 
 def plan_of(study: StabilityStudy, dataset: Dataset) -> StabilityPlan:
@@ -282,8 +288,8 @@ def summaries(
 
 
 def public(session: Session, study: StabilityStudy) -> StabilityPublic:
-    parts = part_runs(session, study.id)
-    dataset = session.get(Dataset, study.dataset_id)
+    parts = part_runs(session, stored_id(study))
+    dataset = _study_dataset(session, study)
     by_method = summaries(study, dataset, parts)
     status = status_of(parts) if parts else RunStatus.failed
     steadiest = None
@@ -334,10 +340,10 @@ def _part(run: Run) -> StabilityPart:
     return StabilityPart(
         method=run.algorithm,
         subsample=run.stability_index or 0,
-        run_id=run.id,
-        status=run.status,
+        run_id=stored_id(run),
+        status=RunStatus(run.status),
         progress=run.progress,
-        seconds=float(run.result["elapsed"]) if done else None,
+        seconds=float(run.result["elapsed"]) if done and run.result else None,
         error=run.error,
     )
 
@@ -381,7 +387,7 @@ def why_not(
     all rows, against the run the study was started from when it is done and of this k, else
     against the k features the method selected most often at k."""
     study = get_study(session, study_id)
-    dataset = session.get(Dataset, study.dataset_id)
+    dataset = _study_dataset(session, study)
     names = {m["algorithm"]: m for m in study.methods}
     method = method or study.algorithm
     if method not in names:
@@ -400,7 +406,7 @@ def why_not(
         raise InvalidInput(f"k must be between 1 and {study.k_max}", loc=("query", "k"))
     run = session.get(Run, study.run_id) if study.run_id else None
     frequency = None
-    summary = summaries(study, dataset, part_runs(session, study.id))[method]
+    summary = summaries(study, dataset, part_runs(session, stored_id(study)))[method]
     if summary is not None:
         frequency = float(summary.summary.frequency[k - 1, unit])
     if run is not None and run.k == k and run.status == RunStatus.done and run.result:
@@ -443,6 +449,6 @@ def _arrays(store: ArrayStore, dataset: Dataset) -> tuple[Any, Any]:
 def cancel_study(session: Session, study_id: int) -> StabilityStudy:
     """Cancel the subsamples still queued (at once) or running (at their next event)."""
     study = get_study(session, study_id)
-    lease.cancel_parts(session.get_bind(), Run.stability_id == study_id)
+    lease.cancel_parts(session.get_bind().engine, col(Run.stability_id) == study_id)
     session.expire_all()  # the parts changed in another transaction
     return study

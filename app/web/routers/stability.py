@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -14,7 +14,7 @@ from app.web.deps import BackendDep, Id, SessionDep, StoreDep
 from app.web.routers.runs import IdempotencyKey
 
 router = APIRouter(tags=["stability"])
-NOT_FOUND = {404: {"model": Message}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message}}
 
 
 @router.post("/stability", status_code=202, response_model=StabilityPublic)

@@ -7,10 +7,10 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import engine
-from app.models import ACTIVE, Dataset, Run, RunStatus, StabilityStudy
+from app.models import ACTIVE, Dataset, Run, RunStatus, StabilityStudy, stored_id
 from app.services import catalog
 from app.services import datasets as dataset_service
 from app.services import stability as service
@@ -50,7 +50,7 @@ def stability_form(dataset: Dataset) -> dict[str, Any]:
 def studies_of(session: Session, studies: list[StabilityStudy]) -> list[dict[str, Any]]:
     out = []
     for study in studies:
-        parts = service.part_runs(session, study.id)
+        parts = service.part_runs(session, stored_id(study))
         out.append(
             {
                 "study": study,
@@ -75,8 +75,8 @@ def run_section(session: Session, run_id: int) -> dict[str, Any]:
     run = session.get(Run, run_id)
     if run is None:
         return {}
-    query = select(StabilityStudy).where(StabilityStudy.run_id == run_id)
-    studies = list(session.exec(query.order_by(StabilityStudy.id.desc()).limit(5)))
+    query = select(StabilityStudy).where(col(StabilityStudy.run_id) == run_id)
+    studies = list(session.exec(query.order_by(col(StabilityStudy.id).desc()).limit(5)))
     dataset = session.get(Dataset, run.dataset_id)
     names = [a["name"] for a in takes_k(dataset)] if dataset else []
     return {
@@ -144,7 +144,7 @@ def _table(
                 "frequency": [row[u] for row in summary["frequency"]],
                 "max": summary["frequency_max"][u],
                 "stable": u in stable,
-                "why_not": why_not_url(study.id, u, at, method),
+                "why_not": why_not_url(stored_id(study), u, at, method),
                 "why_k": at,
             }
         )
