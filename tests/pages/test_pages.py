@@ -415,9 +415,11 @@ def test_teach_page_steps_through_forward_and_backward_decisions(site):
     assert narrated["sentence"].startswith("Nothing removed: the cheapest deletion")
     fig = narrated["figure"]
     assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(check["threshold"])
-    assert data["frames"][-1]["teach"]["figure"] is None  # the stop: no choice
-    assert (
-        data["frames"][-1]["teach"]["chart_note"] == "This step is not a choice among candidates."
+    # The stop (the swap certificate's checks follow it in the trace): no choice.
+    stop = next(i for i, e in enumerate(events) if e["kind"] == "stop")
+    assert data["frames"][stop]["teach"]["figure"] is None
+    assert data["frames"][stop]["teach"]["chart_note"] == (
+        "This step is not a choice among candidates."
     )
 
 
@@ -496,7 +498,9 @@ def test_the_teach_pages_frames_are_the_narration_of_every_step_of_a_lesson(site
             assert best is not None
             assert data["answer"]["step"] == best and data["answer"]["k"] == 2
             assert data["answer"]["text"].startswith(f"The answer was found at step {best};")
-            assert f"found at step {best}" in data["frames"][-1]["teach"]["sentence"]
+            # Its stop says so (the swap certificate's checks follow the stop in the trace).
+            stop = next(f for f in data["frames"] if f["kind"] == "stop")
+            assert f"found at step {best}" in stop["teach"]["sentence"]
         else:
             assert data["answer"] is None
 
