@@ -109,5 +109,6 @@ def documented_openapi(app: FastAPI, keyed: bool) -> Callable[[], dict[str, Any]
 def operation_id(route: APIRoute) -> str:
     """An operation's id is its route function's name (``upload_dataset``, ``get_run``):
     short and stable, so generated clients get readable methods. FastAPI's default appended
-    the path and method (``upload_dataset_api_datasets_post``)."""
+    the path and method (``upload_dataset_api_datasets_post``). Route functions' names must
+    therefore be unique across routers (the schema test checks it)."""
     return route.name

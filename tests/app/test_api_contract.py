@@ -37,6 +37,9 @@ COVERED = {
         ("patch", "/api/datasets/{dataset_id}"),
     ],
     "test_api_runs::test_list_runs_filters": [("get", "/api/runs")],
+    "test_api_runs::test_rerun_builds_the_new_run_from_the_stored_one": [
+        ("post", "/api/runs/{run_id}/rerun")
+    ],
     "test_api_runs::test_patch_names_notes_and_tags_a_run": [("patch", "/api/runs/{run_id}")],
     "test_api_runs::test_delete_refuses_an_active_run_then_deletes_it_with_its_trace": [
         ("delete", "/api/runs/{run_id}"),

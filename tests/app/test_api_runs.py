@@ -402,3 +402,24 @@ def test_a_runs_name_and_tags_travel_with_its_comparison_export(client, dataset)
     ]
     csv_text = client.get(f"{url}/export?format=csv").text
     assert "'=risky" in csv_text  # a spreadsheet does not run it as a formula
+
+
+def test_rerun_builds_the_new_run_from_the_stored_one(client, dataset) -> None:
+    """POST /api/runs/{id}/rerun: the stored run's configuration, split and seed, with only the
+    changes sent (the teach page's "save it as a run"); standardize is kept, not reset."""
+    run = submit(
+        client,
+        dataset["id"],
+        algorithm="foba-obj",
+        k=2,
+        standardize=False,
+        test_fraction=0.25,
+        seed=7,
+    )
+    again = client.post(f"/api/runs/{run['id']}/rerun", json={"k": 3, "nu": 0.3})
+    assert again.status_code == 202, again.text
+    body = again.json()
+    assert (body["k"], body["params"]["nu"], body["standardize"]) == (3, 0.3, False)
+    assert (body["test_fraction"], body["seed"], body["record_candidates"]) == (0.25, 7, True)
+    assert client.post("/api/runs/999999/rerun", json={}).status_code == 404
+    assert client.post(f"/api/runs/{run['id']}/rerun", json={"k": 0}).status_code == 422

@@ -69,7 +69,7 @@ def export_frequencies(
     "/stability/{study_id}/why-not",
     responses={**NOT_FOUND, 409: {"model": Message, "description": "Nothing to explain yet."}},
 )
-def why_not(
+def stability_why_not(
     session: SessionDep,
     store: StoreDep,
     study_id: Id,
