@@ -1,0 +1,140 @@
+"""The classroom service against SQLite and PostgreSQL: questions and answers from a trace,
+join codes, one vote per student per question and round (a repeat replaces), tallies."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+import engine
+from app.db import make_db
+from app.errors import Conflict, Gone, InvalidInput, NotFound
+from app.migrations import prepare_schema
+from app.models import Run, RunStatus, TraceEvent, utcnow
+from app.models.classroom import CODE_ALPHABET, CODE_LENGTH
+from app.services import classroom
+from app.services.datasets import create_from_problem
+from app.services.lessons import figure2_problem
+from app.storage import DirectoryStore
+
+
+@pytest.fixture
+def db(database_url: str) -> Engine:
+    db = make_db(database_url)
+    prepare_schema(db)
+    yield db
+    db.dispose()
+
+
+def figure2_run(db: Engine, data_dir: Path) -> int:
+    """Zhang's Figure 2 run by FoBa, its trace stored as a worker would."""
+    problem = figure2_problem()
+    result = engine.select(problem.X, problem.y, algorithm="foba-obj", k=2, record_candidates=True)
+    with Session(db) as session:
+        ds = create_from_problem(session, DirectoryStore(data_dir), problem, name="f2", source="t")
+        run = Run(
+            dataset_id=ds.id,
+            algorithm="foba-obj",
+            objective="squared",
+            k=2,
+            params=result.params,
+            record_candidates=True,
+            status=RunStatus.done,
+        )
+        session.add(run)
+        session.flush()
+        for e in result.trace:
+            session.add(TraceEvent(run_id=run.id, step=e.step, kind=e.kind, data=e.to_dict()))
+        session.commit()
+        return run.id
+
+
+def test_questions_come_from_the_trace(db: Engine, data_dir: Path) -> None:
+    run_id = figure2_run(db, data_dir)
+    with Session(db) as session:
+        _, specs = classroom.run_questions(session, run_id)
+    first = specs[0]
+    assert (first.step, first.kind, first.answer) == (0, "enter", "f3")
+    assert first.choices[0] == "f3" and "f1" in first.choices
+    assert first.numbers["scores"]["f3"] > first.numbers["scores"]["f1"]
+    deletion = next(q for q in specs if q.kind == "delete" and q.answer != "none")
+    assert deletion.answer == "f3"  # FoBa deletes f3 once f1 and f2 are in
+    assert deletion.choices[0] == "none" and set(deletion.choices[1:]) == {"f3", "f1", "f2"}
+    assert deletion.numbers["cost"] < deletion.numbers["bar"]
+    kept = next(q for q in specs if q.kind == "delete" and q.answer == "none")
+    assert kept.numbers["cost"] >= kept.numbers["bar"]
+
+
+def test_a_session_asks_reveals_and_counts_two_rounds(db: Engine, data_dir: Path) -> None:
+    run_id = figure2_run(db, data_dir)
+    with Session(db, expire_on_commit=False) as session:
+        cls = classroom.create_session(session, run_id, steps=[0, 5], story="Watch f3.")
+        assert len(cls.code) == CODE_LENGTH and set(cls.code) <= set(CODE_ALPHABET)
+        assert classroom.by_code(session, cls.code.lower()).id == cls.id
+        with pytest.raises(Conflict):
+            classroom.vote(session, cls, "s1", 0, "f3")  # not started
+        classroom.advance(session, cls)
+        for i in range(30):
+            classroom.vote(session, cls, f"s{i}", 0, "f1" if i < 10 else "f3")
+        classroom.vote(session, cls, "s0", 0, "f3")  # a repeat replaces
+        with pytest.raises(InvalidInput):
+            classroom.vote(session, cls, "s0", 0, "nonsense")
+        q = classroom.current_question(session, cls)
+        assert classroom.tally(session, q.id, 1) == {"f1": 9, "f3": 21}
+        classroom.reveal(session, cls)
+        with pytest.raises(Conflict):
+            classroom.vote(session, cls, "s40", 0, "f3")
+        classroom.vote_again(session, cls)
+        classroom.vote(session, cls, "s1", 0, "f3")
+        assert classroom.tallies(session, q.id) == {1: {"f1": 9, "f3": 21}, 2: {"f3": 1}}
+        classroom.reveal(session, cls)
+        assert classroom.student_score(session, cls, "s1") == (1, 1)
+        assert classroom.student_score(session, cls, "s2") == (0, 1)
+        classroom.advance(session, cls)
+        q2 = classroom.current_question(session, cls)
+        assert (q2.step, q2.kind, q2.answer) == (5, "delete", "f3")
+        with pytest.raises(Conflict):
+            classroom.vote(session, cls, "s1", 0, "f3")  # an old question's form
+
+
+def test_votes_from_many_threads_stay_one_per_student(db: Engine, data_dir: Path) -> None:
+    run_id = figure2_run(db, data_dir)
+    with Session(db, expire_on_commit=False) as session:
+        cls = classroom.create_session(session, run_id, steps=[0])
+        classroom.advance(session, cls)
+        qid = classroom.current_question(session, cls).id
+    errors: list[BaseException] = []
+
+    def student(i: int) -> None:
+        try:
+            with Session(db) as s:
+                for choice in ("f1", "f2", "f3"):
+                    classroom.vote(s, s.get(type(cls), cls.id), f"t{i % 10}", 0, choice)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    with Session(db) as session:
+        assert sum(classroom.tally(session, qid, 1).values()) == 10
+
+
+def test_unknown_and_expired_codes(db: Engine, data_dir: Path) -> None:
+    run_id = figure2_run(db, data_dir)
+    with Session(db, expire_on_commit=False) as session:
+        with pytest.raises(NotFound):
+            classroom.by_code(session, "QQQQQ")
+        cls = classroom.create_session(session, run_id)
+        cls.expires_at = utcnow().replace(year=2000)
+        session.add(cls)
+        session.commit()
+        with pytest.raises(Gone):
+            classroom.by_code(session, cls.code)
