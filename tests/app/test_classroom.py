@@ -138,3 +138,97 @@ def test_unknown_and_expired_codes(db: Engine, data_dir: Path) -> None:
         session.commit()
         with pytest.raises(Gone):
             classroom.by_code(session, cls.code)
+
+
+# --------------------------------------------------------------------------- the pages
+
+
+def _student(client, code: str):
+    from fastapi.testclient import TestClient
+
+    phone = TestClient(client.app)  # a browser of its own: its own cookies
+    answer = phone.get(f"/c/{code}", headers={"accept": "text/html"})
+    assert answer.status_code == 200, answer.text
+    csrf = (
+        answer.text.split('name="csrf_token" value="')[1].split('"')[0]
+        if "csrf_token" in answer.text
+        else ""
+    )
+    return phone, csrf
+
+
+def _csrf(html: str) -> str:
+    return html.split('name="csrf_token" value="')[1].split('"')[0]
+
+
+def test_a_class_through_its_pages(data_dir: Path) -> None:
+    from service_helpers import make_settings, serve
+
+    with serve(make_settings(data_dir)) as client:
+        run_id = figure2_run(client.app.state.db, data_dir)
+        assert "Steps that become questions" in client.get(f"/class/new?run={run_id}").text
+        made = client.post("/class", data={"run": run_id, "steps": [0, 5]}, follow_redirects=False)
+        assert made.status_code == 303, made.text
+        page = client.get(made.headers["location"]).text
+        assert "<svg" in page and "join code" in page
+        sid = int(made.headers["location"].rsplit("/", 1)[1])
+        with Session(client.app.state.db) as s:
+            code = classroom.get_session(s, sid).code
+        phone, _ = _student(client, code)
+        assert phone.cookies.get("foba_student")
+        client.post(f"/class/{sid}/next", data={})
+        fragment = phone.get(f"/c/{code}/question?v=-1.ask.1", headers={"HX-Request": "true"})
+        assert "Which feature enters next?" in fragment.text
+        state = fragment.text.split('data-state="')[1].split('"')[0]
+        unchanged = phone.get(f"/c/{code}/question?v={state}", headers={"HX-Request": "true"})
+        assert unchanged.status_code == 204
+        csrf = _csrf(fragment.text)
+        vote = {"position": 0, "choice": "f1"}
+        assert phone.post(f"/c/{code}/vote", data=vote).status_code == 403  # no vote token
+        voted = phone.post(f"/c/{code}/vote", data={**vote, "csrf_token": csrf})
+        assert voted.status_code == 200 and "Your answer: <strong>f1</strong>" in voted.text
+        live = client.get(f"/class/{sid}/live").text
+        assert '<strong id="vote-total">1</strong>' in live
+        client.post(f"/class/{sid}/reveal", data={})
+        revealed = phone.get(f"/c/{code}/question").text
+        assert "Answer: <strong>f3</strong>" in revealed and "Your pick, f1, scored" in revealed
+        assert "Your score: <strong>0</strong> of 1" in revealed
+
+
+def test_with_an_api_key_a_student_sees_the_session_and_nothing_else(data_dir: Path) -> None:
+    from service_helpers import make_settings, serve
+
+    with serve(make_settings(data_dir, api_key="k" * 32)) as client:
+        run_id = figure2_run(client.app.state.db, data_dir)
+        with Session(client.app.state.db, expire_on_commit=False) as s:
+            cls = classroom.create_session(s, run_id, steps=[0])
+            other = classroom.create_session(s, run_id, steps=[0])
+            classroom.advance(s, cls)
+        phone, _ = _student(client, cls.code)
+        fragment = phone.get(f"/c/{cls.code}/question")
+        assert fragment.status_code == 200
+        voted = phone.post(
+            f"/c/{cls.code}/vote",
+            data={"position": 0, "choice": "f3", "csrf_token": _csrf(fragment.text)},
+        )
+        assert voted.status_code == 200, voted.text
+        assert phone.get(f"/c/{other.code}/question").status_code == 404  # another session
+        html = {"accept": "text/html"}
+        for url in (f"/class/{cls.id}", f"/class/{cls.id}/live", "/class", "/teach", "/", "/runs"):
+            answer = phone.get(url, headers=html, follow_redirects=False)
+            assert answer.status_code in (303, 401), (url, answer.status_code)
+        for url in ("/api/runs", f"/api/runs/{run_id}/trace", "/openapi.json"):
+            assert phone.get(url).status_code == 401, url
+        assert phone.post(f"/class/{cls.id}/reveal").status_code in (401, 403)
+
+
+def test_student_passes_are_bound_to_a_session_and_rate_limited() -> None:
+    from app.web.auth import StudentPasses
+
+    passes = StudentPasses(b"s" * 32, votes_per_minute=3)
+    cookie, token = passes.issue("ACDEF")
+    assert passes.token(cookie, "ACDEF") == token
+    assert passes.token(cookie, "ACDEG") is None  # another session's code
+    assert passes.token(cookie.replace("ACDEF", "ACDEG", 1), "ACDEG") is None  # forged
+    assert passes.csrf_ok(token, passes.csrf(token)) and not passes.csrf_ok(token, "x")
+    assert [passes.may_vote(token) for _ in range(4)] == [True, True, True, False]
