@@ -159,7 +159,7 @@ def lecturer_page(
 ) -> dict[str, Any]:
     cls = classroom.get_session(session, session_id)
     url = join_url(request, cls.code)
-    qr = segno.make(url, error="m").svg_inline(scale=6, dark="#12344d", border=2)
+    qr = segno.make(url, error="m").svg_inline(scale=6, dark="#12344d", border=2, omitsize=True)
     context = live(session, session_id, present)
     context.update(
         join_url=url,
