@@ -87,7 +87,13 @@ async def student(
     voted: list[float],
 ) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        page = (await client.get(f"/c/{code}")).text
+        for _ in range(20):  # a join the busy server answered 503 is tried again
+            joined = await client.get(f"/c/{code}")
+            if joined.status_code == 200:
+                break
+            await asyncio.sleep(float(joined.headers.get("retry-after", "1")))
+        assert joined.status_code == 200, (joined.status_code, joined.text[:300])
+        page = joined.text
         csrf = page.split('name="csrf_token" value="')[1].split('"')[0]
         state = page.split('data-state="')[1].split('"')[0]
         choices = re.findall(r'name="choice" value="([^"]+)"', page)

@@ -232,3 +232,21 @@ def test_student_passes_are_bound_to_a_session_and_rate_limited() -> None:
     assert passes.token(cookie.replace("ACDEF", "ACDEG", 1), "ACDEG") is None  # forged
     assert passes.csrf_ok(token, passes.csrf(token)) and not passes.csrf_ok(token, "x")
     assert [passes.may_vote(token) for _ in range(4)] == [True, True, True, False]
+
+
+def test_predict_alone_keeps_the_whole_lesson_in_its_url(data_dir: Path) -> None:
+    from service_helpers import make_settings, serve
+
+    with serve(make_settings(data_dir)) as client:
+        run_id = figure2_run(client.app.state.db, data_dir)
+        url = f"/predict/{run_id}?steps=0,5&story=Watch+f3&hide=nav"
+        first = client.get(url).text
+        assert "Which feature enters next?" in first and "Watch f3" in first
+        assert "Question 1 of 2" in first and 'class="crumbs"' not in first
+        wrong = client.get(url + "&q=0&pick=f1").text
+        assert "Your pick, f1, scored" in wrong and "Your score: <strong>0</strong> of 1" in wrong
+        second = client.get(url + "&q=1&right=0&answered=1&pick=f3").text
+        assert "Will FoBa delete" in second and "below the bar" in second
+        assert "Your score: <strong>1</strong> of 2" in second
+        done = client.get(url + "&q=2&right=1&answered=2").text
+        assert "<strong>1</strong> of 2 right" in done

@@ -129,3 +129,13 @@ def student_vote(
     classroom.vote(session, classroom.by_code(session, code), token, position, choice)
     context = view.student(request, session, code, token)
     return render(request, "partials/classroom_question.html", context)
+
+
+# --------------------------------------------------------------------------- predict alone
+
+
+@router.get("/predict/{run_id}")
+def predict(request: Request, session: SessionDep, run_id: Id) -> Response:
+    """The whole view is in the query: steps, q, pick, right, answered, story, hide."""
+    context = view.predict_page(session, run_id, **view.predict_query(request.query_params))
+    return render(request, "classroom_predict.html", context)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 import segno
@@ -192,6 +193,7 @@ def live(session: Session, session_id: int, present: bool = False) -> dict[str, 
     context["support_before"] = told.support_before if told else []
     if cls.phase == "reveal":
         context["why"] = why(q, None)
+        context["values"] = {r["choice"]: r["value"] for r in context["why"]["rows"]}
         context["sentence"] = told.sentence if told else ""
     return context
 
@@ -246,3 +248,87 @@ def vote_refusal(request: Request, token: str, given: str) -> Response | None:
         detail = f"at most {found.votes_per_minute} votes a minute: wait a moment"
         return JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": "10"})
     return None
+
+
+# --------------------------------------------------------------------------- predict alone
+
+
+def _steps(text: str) -> list[int] | None:
+    found = [int(s) for s in text.replace(" ", "").split(",") if s.isdigit()]
+    return found or None
+
+
+def predict_query(params: Mapping[str, str]) -> dict[str, Any]:
+    """The predict page's query, bounded: numbers that are not small integers count as 0."""
+
+    def small(name: str) -> int:
+        text = params.get(name, "")
+        return int(text) if text.isascii() and text.isdigit() and len(text) <= 4 else 0
+
+    return {
+        "steps": params.get("steps", "")[:400],
+        "q": small("q"),
+        "pick": params.get("pick", "")[:200],
+        "right": small("right"),
+        "answered": small("answered"),
+        "story": params.get("story", "")[:300],
+        "hide": params.get("hide", "")[:100],
+    }
+
+
+def predict_page(
+    session: Session,
+    run_id: int,
+    *,
+    steps: str = "",
+    q: int = 0,
+    pick: str = "",
+    right: int = 0,
+    answered: int = 0,
+    story: str = "",
+    hide: str = "",
+) -> dict[str, Any]:
+    """Predict before you see, alone: the whole view is in the URL (the run, the steps asked,
+    the question, the pick, the running score, the story, the hidden controls), so one link
+    per lesson can be posted. A pick reveals the answer with the numbers that decide it."""
+    run = run_service.get_selection_run(session, run_id)
+    names = dataset_service.get_dataset(session, run.dataset_id).feature_names
+    events = traces.trace_of(session, run).events
+    specs = classroom.questions_of(events, names, _steps(steps))
+    context: dict[str, Any] = {
+        "run": run,
+        "total": len(specs),
+        "steps": steps or ",".join(str(s.step) for s in specs),
+        "story": story[:300],
+        "hide": set(hide.split(",")) - {""},
+        "right": max(0, right),
+        "answered": max(0, answered),
+        "index": q,
+    }
+    if not 0 <= q < len(specs):
+        context["spec"] = None
+        return context
+    spec = specs[q]
+    told = narration(session, run, spec.step)
+    question = ClassQuestion(
+        session_id=0,
+        position=q,
+        step=spec.step,
+        kind=spec.kind,
+        prompt=spec.prompt,
+        choices=spec.choices,
+        answer=spec.answer,
+        numbers=spec.numbers,
+    )
+    pick = pick if pick in spec.choices else ""
+    context.update(
+        spec=spec,
+        pick=pick,
+        support_before=told.support_before if told else [],
+        why=why(question, pick) if pick else None,
+        sentence=told.sentence if told and pick else "",
+    )
+    if pick:  # the score after this answer, carried to the next question's URL
+        context["right"] += int(pick == spec.answer)
+        context["answered"] += 1
+    return context
