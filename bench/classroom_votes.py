@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -77,80 +78,96 @@ def prepare(base: str) -> tuple[int, str]:
     return session_id, code
 
 
+async def join(client: httpx.AsyncClient, code: str) -> dict[str, Any]:
+    """A phone opens the join link: its cookie, vote token, state and choices."""
+    for _ in range(20):  # a join the busy server answered 503 is tried again
+        joined = await client.get(f"/c/{code}")
+        if joined.status_code == 200:
+            break
+        await asyncio.sleep(float(joined.headers.get("retry-after", "1")))
+    assert joined.status_code == 200, (joined.status_code, joined.text[:300])
+    page = joined.text
+    return {
+        "csrf": page.split('name="csrf_token" value="')[1].split('"')[0],
+        "state": page.split('data-state="')[1].split('"')[0],
+        "choices": re.findall(r'name="choice" value="([^"]+)"', page),
+    }
+
+
 async def student(
-    base: str,
+    client: httpx.AsyncClient,
     code: str,
+    joined: dict[str, Any],
     vote_at: float,
-    end: float,
-    polls: list[float],
-    votes: list[float],
-    voted: list[float],
+    finished: asyncio.Event,
+    timings: dict[str, list[float]],
+) -> None:
+    voted = False
+    while not finished.is_set():
+        if not voted and time.monotonic() >= vote_at:
+            t0 = time.monotonic()
+            choice = random.choice(joined["choices"])
+            body = {"position": "0", "choice": choice, "csrf_token": joined["csrf"]}
+            answer = await client.post(f"/c/{code}/vote", data=body)
+            assert answer.status_code == 200, answer.text[:300]
+            timings["vote request"].append(time.monotonic() - t0)
+            timings["voted"].append(time.monotonic())
+            voted = True
+        t0 = time.monotonic()
+        await client.get(f"/c/{code}/question?v={joined['state']}", headers={"HX-Request": "true"})
+        timings["student poll"].append(time.monotonic() - t0)
+        await asyncio.sleep(max(0.0, STUDENT_POLL - (time.monotonic() - t0)))
+
+
+async def projector(
+    base: str,
+    session_id: int,
+    students: int,
+    finished: asyncio.Event,
+    deadline: float,
+    seen: list[tuple[float, int]],
 ) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        for _ in range(20):  # a join the busy server answered 503 is tried again
-            joined = await client.get(f"/c/{code}")
-            if joined.status_code == 200:
-                break
-            await asyncio.sleep(float(joined.headers.get("retry-after", "1")))
-        assert joined.status_code == 200, (joined.status_code, joined.text[:300])
-        page = joined.text
-        csrf = page.split('name="csrf_token" value="')[1].split('"')[0]
-        state = page.split('data-state="')[1].split('"')[0]
-        choices = re.findall(r'name="choice" value="([^"]+)"', page)
-        done = False
-        while time.monotonic() < end:
-            now = time.monotonic()
-            if not done and now >= vote_at:
-                t0 = time.monotonic()
-                answer = await client.post(
-                    f"/c/{code}/vote",
-                    data={"position": "0", "choice": random.choice(choices), "csrf_token": csrf},
-                )
-                assert answer.status_code == 200, answer.text
-                votes.append(time.monotonic() - t0)
-                voted.append(time.monotonic())
-                done = True
-            t0 = time.monotonic()
-            answer = await client.get(
-                f"/c/{code}/question?v={state}", headers={"HX-Request": "true"}
-            )
-            polls.append(time.monotonic() - t0)
-            await asyncio.sleep(max(0.0, STUDENT_POLL - (time.monotonic() - t0)))
-
-
-async def projector(base: str, session_id: int, end: float, seen: list[tuple[float, int]]) -> None:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        while time.monotonic() < end:
+        while time.monotonic() < deadline:
             t0 = time.monotonic()
             html = (await client.get(f"/class/{session_id}/live")).text
             total = int(html.split('<strong id="vote-total">')[1].split("<")[0])
             seen.append((time.monotonic(), total))
+            if total >= students:
+                break
             await asyncio.sleep(max(0.0, PROJECTOR_POLL - (time.monotonic() - t0)))
+    finished.set()
 
 
 async def lesson(base: str, students: int, window: float, seed: int) -> dict[str, list[float]]:
     session_id, code = prepare(base)
     random.seed(seed)
-    start = time.monotonic() + 3.0  # everyone has joined before the first vote
-    end = start + window + 3.0
-    polls: list[float] = []
-    votes: list[float] = []
-    voted: list[float] = []
+    limits = httpx.Limits(max_connections=1)
+    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=limits) for _ in range(students)]
+    t0 = time.monotonic()
+    joined = await asyncio.gather(*[join(c, code) for c in clients])
+    join_seconds = time.monotonic() - t0
+    timings: dict[str, list[float]] = {"vote request": [], "voted": [], "student poll": []}
     seen: list[tuple[float, int]] = []
+    finished = asyncio.Event()
+    start = time.monotonic()
     await asyncio.gather(
-        projector(base, session_id, end, seen),
+        projector(base, session_id, students, finished, start + window + DEADLINE, seen),
         *[
-            student(base, code, start + random.uniform(0, window), end, polls, votes, voted)
-            for _ in range(students)
+            student(c, code, j, start + random.uniform(0, window), finished, timings)
+            for c, j in zip(clients, joined, strict=True)
         ],
     )
+    for c in clients:
+        await c.aclose()
+    assert seen[-1][1] == students, f"the projector counted {seen[-1][1]} of {students} votes"
     shown = []
-    for i, t in enumerate(sorted(voted), start=1):
+    for i, t in enumerate(sorted(timings.pop("voted")), start=1):
         at = next((s for s, n in seen if n >= i and s >= t), None)
         if at is not None:
             shown.append(at - t)
-    assert seen[-1][1] == students, f"the projector counted {seen[-1][1]} of {students} votes"
-    return {"vote -> histogram": shown, "vote request": votes, "student poll": polls}
+    print(f"{students} joins took {join_seconds:.1f} s in all")
+    return {"vote -> histogram": shown, **timings}
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ pytestmark = [
 ]
 
 STUDENTS = 30
+SEEN: dict[str, Any] = {}  # what the first test made, for the screenshots of every view
 PHONE = {"width": 390, "height": 844}
 SCREENS = {"1366x768": (1366, 768), "1920x1080": (1920, 1080)}
 KEY = "classroom-key-27"
@@ -137,6 +138,7 @@ def test_thirty_students_vote_and_the_projector_follows(
     lecturer.click("button[type=submit].primary")
     lecturer.wait_for_url("**/class/*")
     code = lecturer.text_content(".join-code").strip()
+    SEEN.update(run=run_id, code=code, session=lecturer.url.rsplit("/", 1)[1])
     lecturer.goto(lecturer.url + "?present=true")
 
     phones = [context(chromium, errors, **PHONE) for _ in range(STUDENTS)]
@@ -257,4 +259,32 @@ def test_with_an_api_key_a_student_sees_the_session_and_nothing_else(
     for path in ("/api/runs", f"/api/runs/{run_id}/trace", f"/class/{session_id}/live"):
         answer = phone.request.get(keyed_server + path)
         assert answer.status in (401, 303), (path, answer.status)
+    assert not errors, errors
+
+
+def test_every_view_at_three_sizes(server: str, chromium: Any) -> None:
+    """Screenshots of each classroom view at 1366x768, 1920x1080 and a 390x844 phone."""
+    if not SEEN:
+        pytest.skip("needs the class the first test made")
+    errors: list[str] = []
+    run, code, sid = SEEN["run"], SEEN["code"], SEEN["session"]
+    views = {
+        "index": "/class",
+        "new": f"/class/new?run={run}",
+        "session": f"/class/{sid}",
+        "present": f"/class/{sid}?present=true",
+        "join": "/join",
+        "student": f"/c/{code}",
+        "predict": f"/predict/{run}?steps=0,5&story=f3+looks+best+alone",
+        "predict-reveal": f"/predict/{run}?steps=0,5&q=1&pick=none&right=1&answered=1",
+    }
+    sizes = {**SCREENS, "phone": (PHONE["width"], PHONE["height"])}
+    for size, (w, h) in sizes.items():
+        page = context(chromium, errors, width=w, height=h)
+        for name, path in views.items():
+            page.goto(server + path)
+            shot(page, f"view-{name}-{size}")
+            wide = page.evaluate("() => document.documentElement.scrollWidth")
+            assert wide <= w + 1, (name, size, wide)  # nothing wider than the screen
+        page.context.close()
     assert not errors, errors

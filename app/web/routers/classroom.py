@@ -107,9 +107,9 @@ def student_page(request: Request, session: SessionDep, code: str) -> Response:
 @router.get("/c/{code}/question")
 def student_question(request: Request, session: SessionDep, code: str, v: str = "") -> Response:
     token = view.require_student(request, code)
+    if v and is_htmx(request) and v == view.student_state(session, code):
+        return Response(status_code=204)  # nothing changed (one query): HTMX swaps nothing
     context = view.student(request, session, code, token)
-    if v and v == context["state"] and is_htmx(request):
-        return Response(status_code=204)  # nothing changed: HTMX swaps nothing
     return render(request, "partials/classroom_question.html", context)
 
 
