@@ -202,9 +202,11 @@ def test_thirty_students_vote_and_the_projector_follows(
     # The deletion question, on the projector at both sizes: nothing below the fold.
     lecturer.click("#c-next")
     lecturer.wait_for_selector("#c-reveal")
+    lecturer.goto(lecturer.url.split("?")[0] + "?present=true")
     for name, (w, h) in SCREENS.items():
         lecturer.set_viewport_size({"width": w, "height": h})
         box = lecturer.locator("#c-reveal").bounding_box()
+        shot(lecturer, f"question2-{name}")
         assert box and box["y"] + box["height"] <= h, (name, box)
         shot(lecturer, f"delete-{name}")
     phones[0].wait_for_selector(".choices button")

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from app.models.fields import MAX_ID
 from app.services import classroom
 from app.web.auth import STUDENT_COOKIE
 from app.web.deps import Id, SessionDep
@@ -31,7 +32,7 @@ def class_index(request: Request, session: SessionDep) -> Response:
 
 @router.get("/class/new")
 def new_session(
-    request: Request, session: SessionDep, run: Annotated[int, Query(ge=1)]
+    request: Request, session: SessionDep, run: Annotated[int, Query(ge=1, le=MAX_ID)]
 ) -> Response:
     return render(request, "classroom_new.html", view.new_session_form(session, run))
 
@@ -39,8 +40,8 @@ def new_session(
 @router.post("/class")
 def create_session(
     session: SessionDep,
-    run: Annotated[int, Form(ge=1)],
-    steps: Steps = None,
+    run: Annotated[int, Form(ge=1, le=MAX_ID)],
+    steps: Steps = None,  # each checked against the trace; none reaches SQL
     title: Annotated[str, Form(max_length=200)] = "",
     story: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
@@ -118,7 +119,7 @@ def student_vote(
     request: Request,
     session: SessionDep,
     code: str,
-    position: Annotated[int, Form()],
+    position: Annotated[int, Form(ge=0, le=10_000)],
     choice: Annotated[str, Form(max_length=200)],
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
