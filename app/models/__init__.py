@@ -11,6 +11,7 @@ Importing this package registers every table with SQLModel's metadata (Alembic a
 """
 
 from app.models.array_chunk import ArrayChunk
+from app.models.classroom import ClassQuestion, ClassSession, ClassVote
 from app.models.common import (
     ACTIVE,
     NO_ID_REUSE,
@@ -87,6 +88,9 @@ __all__ = [
     "CVFold",
     "CVPublic",
     "CVStudy",
+    "ClassQuestion",
+    "ClassSession",
+    "ClassVote",
     "ColumnSummary",
     "Comparison",
     "ComparisonCreate",

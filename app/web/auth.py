@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import time
 from collections import OrderedDict, deque
@@ -239,6 +240,75 @@ def _cross_site(scope: Scope, headers: dict[str, str]) -> bool:
     return origin == "null" or urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
 
 
+# --------------------------------------------------------------------------- class students
+# Students of a class session join on their phones without an account. Exactly these routes
+# are open to them when API_KEY is set (read the question, vote); each checks the student's
+# cookie, which is bound to one session's code, so it opens nothing else. A vote also needs
+# the token the page embeds (CSRF), and votes are rate-limited per student.
+
+STUDENT_COOKIE = "foba_student"
+STUDENT_PATHS = re.compile(r"^/join$|^/c/[A-Za-z0-9]{1,12}(/question|/vote)?$")
+VOTES_PER_MINUTE = 30
+
+
+@dataclass
+class StudentPasses:
+    """Signs and checks students' cookies (``<code>.<token>.<signature>``) and vote tokens,
+    under the server secret (no API key needed: the default set-up has none)."""
+
+    secret: bytes
+    votes_per_minute: int = VOTES_PER_MINUTE
+    _votes: OrderedDict[str, deque[float]] = field(default_factory=OrderedDict)
+
+    def issue(self, code: str) -> tuple[str, str]:
+        """A new student's (cookie, token) for the session ``code``."""
+        token = secrets.token_urlsafe(12)
+        return f"{code}.{token}.{self._sign('student:' + code + ':' + token)}", token
+
+    def token(self, cookie: str, code: str) -> str | None:
+        """The student's token when the cookie was given out for the session ``code``."""
+        parts = cookie.split(".")
+        if len(parts) != 3 or parts[0] != code:
+            return None
+        expected = self._sign("student:" + code + ":" + parts[1])
+        return parts[1] if hmac.compare_digest(parts[2], expected) else None
+
+    def csrf(self, token: str) -> str:
+        return self._sign("vote:" + token)
+
+    def csrf_ok(self, token: str, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given, self.csrf(token))
+
+    def may_vote(self, token: str) -> bool:
+        """False past ``votes_per_minute`` votes of this student in the last minute."""
+        now = time.monotonic()
+        times = self._votes.setdefault(token, deque())
+        self._votes.move_to_end(token)
+        while times and times[0] < now - 60.0:
+            times.popleft()
+        if len(times) >= self.votes_per_minute:
+            return False
+        times.append(now)
+        while len(self._votes) > TRACKED_CLIENTS:
+            self._votes.popitem(last=False)
+        return True
+
+    def _sign(self, text: str) -> str:
+        return hmac.new(self.secret, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def student_passes(settings: Settings) -> StudentPasses:
+    return StudentPasses(hmac.new(server_secret(settings), b"students", hashlib.sha256).digest())
+
+
+def student_cookie(headers: dict[str, str]) -> str:
+    for part in headers.get("cookie", "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == STUDENT_COOKIE:
+            return value
+    return ""
+
+
 # --------------------------------------------------------------------------- the guard
 
 
@@ -331,6 +401,10 @@ class Guard:
         path = scope["path"]
         if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             await self.app(scope, receive, send)
+            return
+        if STUDENT_PATHS.match(path) and not (by_key or sid):
+            # A class's student: these routes check the student's cookie and vote token.
+            await self.app(scope, receive, _not_cached(send))
             return
         if not (by_key or sid):
             await self._refuse(scope, headers)(scope, receive, send)
