@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any
 
-from pydantic import AllowInfNan, Strict, field_validator
+from pydantic import AllowInfNan, Strict, field_validator, model_validator
 from sqlalchemy import BigInteger, Integer
 from sqlmodel import SQLModel
 from sqlmodel._compat import SQLModelConfig
@@ -45,10 +47,53 @@ def forbidden_character(text: str) -> str | None:
     return None
 
 
+def _takes_int(annotation: Any) -> tuple[bool, bool]:
+    """Whether a field's type is an integer (``int``, ``int | None``, bounded), and whether a
+    list of them."""
+    if typing.get_origin(annotation) is Annotated:
+        return _takes_int(typing.get_args(annotation)[0])
+    if annotation is int:
+        return True, False
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        found = [_takes_int(a) for a in typing.get_args(annotation) if a is not type(None)]
+        return found[0] if len(found) == 1 else (False, False)
+    if origin is list:
+        return _takes_int(typing.get_args(annotation)[0])[0], True
+    return False, False
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 class Request(SQLModel):
     """What clients send: every text field, and every text in a list field, is refused when it
     holds a character no database column should (``FORBIDDEN_CHARACTERS``), on SQLite and
-    PostgreSQL alike, instead of failing with a 500 on one of them."""
+    PostgreSQL alike, instead of failing with a 500 on one of them.
+
+    An integer field takes a float with an integral value (``3.0``): JSON Schema counts it an
+    integer, so a schema cannot say it is refused. Other floats, strings and booleans are
+    still refused (strict)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_floats(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fixed = dict(data)
+        for name, field in cls.model_fields.items():
+            key = field.alias or name
+            if key not in fixed:
+                continue
+            is_int, is_list = _takes_int(field.annotation)
+            if is_int and is_list and isinstance(fixed[key], list):
+                fixed[key] = [_integral(v) for v in fixed[key]]
+            elif is_int:
+                fixed[key] = _integral(fixed[key])
+        return fixed
 
     @field_validator("*", mode="after")
     @classmethod
