@@ -7,6 +7,7 @@ import typing
 from typing import Annotated, Any
 
 from pydantic import AllowInfNan, Strict, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from sqlalchemy import BigInteger, Integer
 from sqlmodel import SQLModel
 from sqlmodel._compat import SQLModelConfig
@@ -21,6 +22,17 @@ MAX_K = 2**31 - 1
 # is private, the type is not exported elsewhere): a plain ConfigDict is not assignable to it.
 STRICT = SQLModelConfig(extra="forbid", strict=True)
 Fraction = Annotated[float, Strict(), AllowInfNan(False)]
+
+# A field of an update that may be left out but not sent as null (an edit answers 422 to a
+# null): the schema says only its type, and no default (a null default would invite one).
+Omitted = SkipJsonSchema[None]
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+OMITTED: dict[str, Any] = {"default": None, "schema_extra": {"json_schema_extra": _no_default}}
 
 # Ids (and trace steps) are 64-bit on PostgreSQL, as the API allows ids up to MAX_ID: a 32-bit
 # column made an id above 2^31 - 1 a 500 and capped a deployment at 2^31 runs. On SQLite an

@@ -9,14 +9,24 @@ durations), so a new column is declared once.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import field_validator
 from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction, Request
+from app.models.fields import (
+    ID_TYPE,
+    MAX_ID,
+    MAX_K,
+    MAX_SEED,
+    OMITTED,
+    STRICT,
+    Fraction,
+    Omitted,
+    Request,
+)
 
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
@@ -27,11 +37,12 @@ class RunUpdate(Request):
 
     model_config = STRICT
 
-    name: str | None = Field(None, max_length=200, description="Blank: no name.")
-    notes: str | None = Field(None, max_length=5000)
-    tags: list[str] | None = Field(
-        None,
-        max_length=MAX_TAGS,
+    name: Annotated[str, Field(max_length=200)] | Omitted = Field(
+        **OMITTED, description="Blank: no name."
+    )
+    notes: Annotated[str, Field(max_length=5000)] | Omitted = Field(**OMITTED)
+    tags: Annotated[list[str], Field(max_length=MAX_TAGS)] | Omitted = Field(
+        **OMITTED,
         description=f"Short labels, at most {MAX_TAGS} of at most {MAX_TAG_CHARS} characters, "
         "without commas or double quotes; repeats are kept once.",
     )

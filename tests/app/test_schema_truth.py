@@ -52,3 +52,28 @@ def test_an_integral_float_is_an_integer(client) -> None:
             "/api/runs", json={"dataset_id": dataset_id, "algorithm": "omp", "k": bad}
         )
         assert refused.status_code == 422, (bad, refused.text)
+
+
+def test_an_edit_field_that_refuses_null_is_not_nullable(client) -> None:
+    """PATCH answers 422 to a null name, notes, tags or description ("leave it out"): the
+    schema says those fields are strings (lists), not nullable, and has no null default."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    for model, fields in (
+        ("RunUpdate", ("name", "notes", "tags")),
+        ("DatasetUpdate", ("name", "description")),
+    ):
+        for name in fields:
+            field = schema[model]["properties"][name]
+            assert "anyOf" not in field and field["type"] in ("string", "array"), (model, field)
+            assert "default" not in field, (model, field)
+    blank = schema["DatasetUpdate"]["properties"]["name"]
+    assert blank["pattern"] == r"\S"  # "   " is refused: the schema says so
+    made = client.post(
+        "/api/datasets/generate",
+        json={"generator": "gaussian_regression", "params": {"n": 40, "d": 5}},
+    ).json()
+    assert (
+        client.patch(f"/api/datasets/{made['id']}", json={"description": None}).status_code == 422
+    )
+    assert client.patch(f"/api/datasets/{made['id']}", json={"name": "   "}).status_code == 422
+    assert client.patch(f"/api/datasets/{made['id']}", json={"name": " x "}).status_code == 200
