@@ -12,7 +12,15 @@ from sqlmodel import Field, SQLModel
 from sqlmodel._compat import SQLModelConfig
 
 from app.models.common import NO_ID_REUSE, Task, utcnow
-from app.models.fields import ID_TYPE, MAX_SEED, OMITTED, STRICT, Omitted, Request
+from app.models.fields import (
+    ID_TYPE,
+    MAX_SEED,
+    OMITTED,
+    STORABLE_NOT_BLANK,
+    STRICT,
+    Omitted,
+    Request,
+)
 
 
 class Dataset(SQLModel, table=True):
@@ -193,7 +201,7 @@ class DatasetPreview(SQLModel):
 def _not_blank(schema: dict[str, Any]) -> None:
     """The schema's word for the validator's "the name is blank" (which says it better)."""
     schema.pop("default", None)
-    schema["pattern"] = r"\S"
+    schema["pattern"] = STORABLE_NOT_BLANK
 
 
 class DatasetUpdate(Request):

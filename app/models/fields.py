@@ -51,6 +51,23 @@ FORBIDDEN_CHARACTERS = {
 }
 
 
+# The schema's word for the same rule, on every text field of a request (JSON escapes them).
+STORABLE_TEXT = "^[^" + "".join(FORBIDDEN_CHARACTERS) + "]*$"
+STORABLE_NOT_BLANK = "^[^{0}]*[^\\s{0}][^{0}]*$".format("".join(FORBIDDEN_CHARACTERS))
+
+
+def _say_storable(node: dict[str, Any]) -> None:
+    """Adds STORABLE_TEXT to the text schemas in a property's schema (itself, its items, the
+    members of its anyOf) that carry no pattern, enum or format of their own."""
+    for part in (node, node.get("items"), *node.get("anyOf", [])):
+        if not isinstance(part, dict):
+            continue
+        if part is not node and part.get("anyOf"):
+            _say_storable(part)
+        if part.get("type") == "string" and not {"pattern", "enum", "const", "format"} & set(part):
+            part["pattern"] = STORABLE_TEXT
+
+
 def forbidden_character(text: str) -> str | None:
     """What is wrong with ``text``, or None when it may be stored as it is."""
     for char, what in FORBIDDEN_CHARACTERS.items():
@@ -89,6 +106,15 @@ class Request(SQLModel):
     An integer field takes a float with an integral value (``3.0``): JSON Schema counts it an
     integer, so a schema cannot say it is refused. Other floats, strings and booleans are
     still refused (strict)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        """The schema says which texts are refused (a pattern without FORBIDDEN_CHARACTERS),
+        so clients need not learn it from a 422."""
+        schema = handler(core_schema)
+        for prop in handler.resolve_ref_schema(schema).get("properties", {}).values():
+            _say_storable(prop)
+        return schema
 
     @model_validator(mode="before")
     @classmethod

@@ -3,6 +3,7 @@ schema says (schemathesis's ST202, found by tests/app/test_schemathesis.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 JSON_SCHEMA_WORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
@@ -67,7 +68,7 @@ def test_an_edit_field_that_refuses_null_is_not_nullable(client) -> None:
             assert "anyOf" not in field and field["type"] in ("string", "array"), (model, field)
             assert "default" not in field, (model, field)
     blank = schema["DatasetUpdate"]["properties"]["name"]
-    assert blank["pattern"] == r"\S"  # "   " is refused: the schema says so
+    assert re.search(blank["pattern"], " x ") and not re.search(blank["pattern"], "   ")
     made = client.post(
         "/api/datasets/generate",
         json={"generator": "gaussian_regression", "params": {"n": 40, "d": 5}},
@@ -77,3 +78,15 @@ def test_an_edit_field_that_refuses_null_is_not_nullable(client) -> None:
     )
     assert client.patch(f"/api/datasets/{made['id']}", json={"name": "   "}).status_code == 422
     assert client.patch(f"/api/datasets/{made['id']}", json={"name": " x "}).status_code == 200
+
+
+def test_the_schema_says_which_texts_are_refused(client) -> None:
+    """A text holding NUL or a bidirectional control is refused (422): every text field of a
+    request says so with a pattern, so "x\\x00" is not schema-valid."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    tags = schema["RunUpdate"]["properties"]["tags"]["items"]["pattern"]
+    for pattern in (tags, schema["RunUpdate"]["properties"]["notes"]["pattern"]):
+        assert re.search(pattern, "notes, plain and ünïcode")
+        assert not re.search(pattern, "x\x00") and not re.search(pattern, "\u202eevil")
+    name = schema["DatasetUpdate"]["properties"]["name"]["pattern"]
+    assert not re.search(name, "a\x00b")
