@@ -17,6 +17,7 @@ from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
 from app.models.fields import (
+    FORBIDDEN_CHARACTERS,
     ID_TYPE,
     MAX_ID,
     MAX_K,
@@ -32,6 +33,17 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 40
 
 
+# A tag the validator keeps: not blank, no comma or double quote, nothing unstorable.
+_TAG_OUT = ',"' + "".join(FORBIDDEN_CHARACTERS)
+TAG_PATTERN = f"^[^{_TAG_OUT}]*[^\\s{_TAG_OUT}][^{_TAG_OUT}]*$"
+
+
+def _tag_words(schema: dict[str, Any]) -> None:
+    """The schema's words for what the tag validator refuses (which says it better)."""
+    schema.pop("default", None)
+    schema["items"] = {"type": "string", "pattern": TAG_PATTERN}
+
+
 class RunUpdate(Request):
     """Fields left out stay as they are."""
 
@@ -42,7 +54,8 @@ class RunUpdate(Request):
     )
     notes: Annotated[str, Field(max_length=5000)] | Omitted = Field(**OMITTED)
     tags: Annotated[list[str], Field(max_length=MAX_TAGS)] | Omitted = Field(
-        **OMITTED,
+        default=None,
+        schema_extra={"json_schema_extra": _tag_words},
         description=f"Short labels, at most {MAX_TAGS} of at most {MAX_TAG_CHARS} characters, "
         "without commas or double quotes; repeats are kept once.",
     )

@@ -155,6 +155,7 @@ def test_schemathesis_finds_nothing(live, tmp_path: Path) -> None:
         "--max-examples", str(MAX_EXAMPLES),
         "--max-time", str(MAX_SECONDS),
         "--request-timeout", "60",  # a large generated data set, on 2 loaded cores
+        "--max-response-time", "60",  # (generating 20000 x 50000 took 17 s there)
         "--generation-deterministic",
         "--workers", "1",
         "--no-color",
