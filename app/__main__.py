@@ -33,6 +33,7 @@ def serve() -> None:
         host=settings.host,
         port=settings.port,
         log_level="warning",
+        http="app.web.middleware:SecureH11Protocol",  # its own 400s carry the headers
     )
     try:
         Server(config).run()

@@ -4,7 +4,7 @@ and what they send to rename or describe one."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 from sqlalchemy import JSON
@@ -12,7 +12,15 @@ from sqlmodel import Field, SQLModel
 from sqlmodel._compat import SQLModelConfig
 
 from app.models.common import NO_ID_REUSE, Task, utcnow
-from app.models.fields import ID_TYPE, MAX_SEED, STRICT, Request
+from app.models.fields import (
+    ID_TYPE,
+    MAX_SEED,
+    OMITTED_SCHEMA,
+    STORABLE_NOT_BLANK,
+    STRICT,
+    Omitted,
+    Request,
+)
 
 
 class Dataset(SQLModel, table=True):
@@ -190,13 +198,25 @@ class DatasetPreview(SQLModel):
     )
 
 
+def _not_blank(schema: dict[str, Any]) -> None:
+    """The schema's word for the validator's "the name is blank" (which says it better)."""
+    schema.pop("default", None)
+    schema["pattern"] = STORABLE_NOT_BLANK
+
+
 class DatasetUpdate(Request):
     """Fields left out stay as they are."""
 
     model_config = STRICT
 
-    name: str | None = Field(None, min_length=1, max_length=200)
-    description: str | None = Field(None, max_length=2000)
+    name: Annotated[str, Field(max_length=200)] | Omitted = Field(
+        default=None,
+        description="Not blank.",
+        schema_extra={"json_schema_extra": _not_blank},
+    )
+    description: Annotated[str, Field(max_length=2000)] | Omitted = Field(
+        default=None, schema_extra=OMITTED_SCHEMA
+    )
 
     @field_validator("name")
     @classmethod

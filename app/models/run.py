@@ -10,17 +10,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import field_validator
 from sqlalchemy import JSON, ColumnElement, and_
 from sqlmodel import Field, SQLModel, col
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction, Request
+from app.models.fields import (
+    FORBIDDEN_CHARACTERS,
+    ID_TYPE,
+    MAX_ID,
+    MAX_K,
+    MAX_SEED,
+    OMITTED_SCHEMA,
+    STRICT,
+    Fraction,
+    Omitted,
+    Request,
+)
 
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
+
+
+# A tag the validator keeps: not blank, no comma or double quote, nothing unstorable.
+_TAG_OUT = ',"' + "".join(FORBIDDEN_CHARACTERS)
+TAG_PATTERN = f"^[^{_TAG_OUT}]*[^\\s{_TAG_OUT}][^{_TAG_OUT}]*$"
+
+
+def _tag_words(schema: dict[str, Any]) -> None:
+    """The schema's words for what the tag validator refuses (which says it better)."""
+    schema.pop("default", None)
+    schema["items"] = {"type": "string", "pattern": TAG_PATTERN}
 
 
 class RunUpdate(Request):
@@ -28,11 +50,15 @@ class RunUpdate(Request):
 
     model_config = STRICT
 
-    name: str | None = Field(None, max_length=200, description="Blank: no name.")
-    notes: str | None = Field(None, max_length=5000)
-    tags: list[str] | None = Field(
-        None,
-        max_length=MAX_TAGS,
+    name: Annotated[str, Field(max_length=200)] | Omitted = Field(
+        default=None, schema_extra=OMITTED_SCHEMA, description="Blank: no name."
+    )
+    notes: Annotated[str, Field(max_length=5000)] | Omitted = Field(
+        default=None, schema_extra=OMITTED_SCHEMA
+    )
+    tags: Annotated[list[str], Field(max_length=MAX_TAGS)] | Omitted = Field(
+        default=None,
+        schema_extra={"json_schema_extra": _tag_words},
         description=f"Short labels, at most {MAX_TAGS} of at most {MAX_TAG_CHARS} characters, "
         "without commas or double quotes; repeats are kept once.",
     )

@@ -274,6 +274,17 @@ def trace_events(session: Session, run_id: int) -> list[Event]:
     return [Event.from_dict(data) for data in rows]
 
 
+def trace_events_after(session: Session, run_id: int, step: int) -> list[tuple[int, Event]]:
+    """The stored events of a run after ``step`` (-1: all), in step order, with their steps:
+    what a poll of a running run adds to what it read before."""
+    rows = session.exec(
+        select(TraceEvent.step, TraceEvent.data)
+        .where(col(TraceEvent.run_id) == run_id, col(TraceEvent.step) > step)
+        .order_by(col(TraceEvent.step))
+    )
+    return [(s, Event.from_dict(data)) for s, data in rows]
+
+
 # --------------------------------------------------------------------------- cancelling
 
 

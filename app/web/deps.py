@@ -47,9 +47,11 @@ def _plain_digits(value: object) -> object:
     return value
 
 
-# Every id in a path and every offset is bounded: the databases hold 64-bit integers.
-Id = Annotated[int, BeforeValidator(_plain_digits), Path(ge=1, le=MAX_ID)]
-Offset = Annotated[int, BeforeValidator(_plain_digits), Query(ge=0, le=MAX_ID)]
+# Every id in a path and every offset is bounded: the databases hold 64-bit integers. Path()
+# and Query() come first: after a validator their bounds reached the OpenAPI schema as "ge"
+# and "le", words JSON Schema does not know, so clients read -1 as a valid offset.
+Id = Annotated[int, Path(ge=1, le=MAX_ID), BeforeValidator(_plain_digits)]
+Offset = Annotated[int, Query(ge=0, le=MAX_ID), BeforeValidator(_plain_digits)]
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -1,6 +1,8 @@
 """The ASGI middleware every request passes, outermost last: security headers on every answer,
 OPTIONS answered with the methods a resource allows, and request bodies bounded before they
-are read. (Unexpected errors and the request id: ``app.web.errors``.)"""
+are read; and the server's own 400 answers to malformed requests, which never reach the app,
+carry the security headers too (``SecureH11Protocol``). (Unexpected errors and the request
+id: ``app.web.errors``.)"""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from typing import Any
 
 import anyio
 import fastapi.routing
+import h11
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("app.errors")
 
@@ -63,6 +67,26 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class SecureH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol whose own 400 answer (a request h11 cannot parse: a bad request
+    line, header or chunk) carries SECURITY_HEADERS like every answer of the app. Serve with
+    ``uvicorn.run(..., http=SecureH11Protocol)``."""
+
+    def send_400_response(self, msg: str) -> None:
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"connection", b"close"),
+            *((name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()),
+        ]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=msg.encode("ascii")),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
 
 class Options:

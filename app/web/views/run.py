@@ -8,7 +8,7 @@ import numpy as np
 from sqlmodel import Session
 
 import engine
-from app.models import ACTIVE, Dataset, Run, RunResult, seconds_left, stored_id
+from app.models import ACTIVE, Dataset, Run, RunResult, seconds_left
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
@@ -16,7 +16,7 @@ from app.web.charts import player, recovery
 from app.web.charts import run as run_charts
 from app.web.charts.style import feature_name
 from app.web.views import judge as judge_view
-from app.web.views import traces
+from app.web.views import live_trace, traces
 from engine.trace import supports_in_order
 
 # --------------------------------------------------------------------------- runs
@@ -116,7 +116,7 @@ def run_figures(session: Session, store: ArrayStore, run_id: int) -> dict[str, A
 def live_view(session: Session, run: Run, dataset: Dataset) -> dict[str, Any]:
     """A running run's fragment: the support now and the two charts of the trace so far,
     drawn by the same functions as a finished run's."""
-    events = run_service.trace_events(session, stored_id(run))
+    events = live_trace.events_so_far(session, run)  # only the steps new since the last poll
     names = dataset.feature_names
     support = supports_in_order(events)[-1] if events else []
     # Polled every second: long traces are thinned as the player thins them (iterations only,
