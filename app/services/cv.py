@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import engine
@@ -24,7 +23,6 @@ from app.jobs.evaluation import fold_split
 from app.models import (
     CVStudy,
     Dataset,
-    IdempotencyKey,
     Run,
     RunConfig,
     RunStatus,
@@ -32,7 +30,7 @@ from app.models import (
     stored_id,
 )
 from app.models.cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
-from app.services import catalog, idempotency
+from app.services import catalog, idempotency, parts
 from app.services import runs as run_service
 from app.services.parts import status_of
 from app.storage import ArrayStore
@@ -123,10 +121,9 @@ def submit_cv(
         seed=body.seed,
         plan=plan.to_dict(),
     )
-    try:
-        session.add(study)
-        session.flush()
-        folds = [
+
+    def folds(study_id: int) -> list[Run]:
+        return [
             Run(
                 dataset_id=stored_id(dataset),
                 algorithm=body.algorithm,
@@ -134,24 +131,23 @@ def submit_cv(
                 k=plan.k_max,
                 params=params,
                 seed=body.seed,
-                cv_id=study.id,
+                cv_id=study_id,
                 cv_fold=i,
             )
             for i in range(body.n_folds)
         ]
-        session.add_all(folds)
-        if key is not None:
-            session.add(IdempotencyKey(key=key, request_hash=request_hash, cv_id=study.id))
-        session.flush()  # a repeated key fails here, before any job is queued
-        backend.enqueue(session, [stored_id(run) for run in folds])  # every fold's job, or none
-        session.commit()
-    except IntegrityError:  # the same key used concurrently, or the data set deleted meanwhile
-        session.rollback()
-        seen = idempotency.winner(session, key, request_hash, body.dataset_id)
-        return get_study(session, idempotency.created(seen.cv_id, key))
-    for run in folds:
-        backend.submit(stored_id(run))
-    return study
+
+    study, earlier = parts.store_study(
+        session,
+        backend,
+        study,
+        folds,
+        kind="cv",
+        key=key,
+        request_hash=request_hash,
+        dataset_id=body.dataset_id,
+    )
+    return study if earlier is None else get_study(session, earlier)
 
 
 # --------------------------------------------------------------------------- reading

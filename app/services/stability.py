@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import engine
@@ -26,7 +25,6 @@ from app.jobs import lease
 from app.jobs.backend import JobBackend
 from app.models import (
     Dataset,
-    IdempotencyKey,
     Run,
     RunStatus,
     StabilityCreate,
@@ -37,7 +35,7 @@ from app.models import (
     part_of,
     stored_id,
 )
-from app.services import catalog, idempotency
+from app.services import catalog, idempotency, parts
 from app.services.parts import status_of
 from app.storage import ArrayStore
 from engine import judge
@@ -184,11 +182,10 @@ def submit_stability(
         seed=request.seed,
         plan=plan.to_dict(),
     )
-    try:
-        session.add(study)
-        session.flush()
+
+    def subsamples(study_id: int) -> list[Run]:
         # Subsample by subsample, every method: the methods advance together.
-        parts = [
+        return [
             Run(
                 dataset_id=stored_id(dataset),
                 algorithm=name,
@@ -197,25 +194,24 @@ def submit_stability(
                 params=params,
                 standardize=request.standardize,
                 seed=request.seed,
-                stability_id=study.id,
+                stability_id=study_id,
                 stability_index=i,
             )
             for i in range(plan.n_subsamples)
             for name, params in methods
         ]
-        session.add_all(parts)
-        if key is not None:
-            session.add(IdempotencyKey(key=key, request_hash=request_hash, stability_id=study.id))
-        session.flush()  # a repeated key fails here, before any job is queued
-        backend.enqueue(session, [stored_id(run) for run in parts])  # every part's job, or none
-        session.commit()
-    except IntegrityError:  # the same key used concurrently, or the data set deleted meanwhile
-        session.rollback()
-        seen = idempotency.winner(session, key, request_hash, body.dataset_id)
-        return get_study(session, idempotency.created(seen.stability_id, key))
-    for run in parts:
-        backend.submit(stored_id(run))
-    return study
+
+    study, earlier = parts.store_study(
+        session,
+        backend,
+        study,
+        subsamples,
+        kind="stability",
+        key=key,
+        request_hash=request_hash,
+        dataset_id=body.dataset_id,
+    )
+    return study if earlier is None else get_study(session, earlier)
 
 
 # --------------------------------------------------------------------------- reading
