@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from app.models import Message, StabilityCreate, StabilityPublic
+from app.models import MAX_K, Message, StabilityCreate, StabilityPublic
 from app.services import stability
 from app.web import export
 from app.web.deps import BackendDep, Id, SessionDep, StoreDep
@@ -73,8 +73,8 @@ def stability_why_not(
     session: SessionDep,
     store: StoreDep,
     study_id: Id,
-    feature: int,
-    k: int,
+    feature: Annotated[int, Query(ge=0, le=MAX_K, description="A feature's column index.")],
+    k: Annotated[int, Query(ge=1, le=MAX_K)],
     method: str | None = None,
 ) -> dict:
     """Why is (or is not) ``feature`` selected at k: ``engine.judge.why_not`` on all rows
