@@ -295,6 +295,8 @@ def _derived(key: tuple[str, str, int, int], compute: Callable[[], _T]) -> _T:
 
 
 def describe(store: ArrayStore, dataset: Dataset) -> DatasetPublic:
+    if dataset.file and store.missing([dataset.file]):
+        store.load(dataset.file, columns.KEYS)  # lost since it was kept: Gone (410), saying so
     summaries = _derived(
         ("columns", dataset.file, 0, 0),
         lambda: columns.summaries(dataset, store.load(dataset.file, columns.KEYS)),

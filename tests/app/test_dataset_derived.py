@@ -1,6 +1,6 @@
-"""The data set page's column summaries and preview rows are derived from the stored arrays
-once (app/services/datasets.py keeps them): later pages read no arrays, and what they show is
-what a fresh computation shows."""
+"""The data set page's column summaries are derived from the stored arrays once
+(app/services/datasets.py keeps them) and its preview reads only the rows it shows: later pages
+load no whole array, and what they show is what a fresh computation shows."""
 
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ def test_summaries_and_rows_are_read_once(client, monkeypatch) -> None:
     assert again.status_code == first_page.status_code == 200
     assert client.get(f"/api/datasets/{dataset_id}/preview?limit=7").json() == first_preview
     assert client.get(f"/api/datasets/{dataset_id}").json() == first
-    assert loads == []  # nothing read from the arrays again
+    assert loads == []  # no whole array read again (the preview reads its rows only)
     assert len(first_preview["rows"]) == 7
     other = client.get(f"/api/datasets/{dataset_id}/preview?offset=7&limit=3").json()
-    assert len(loads) == 1 and len(other["rows"]) == 3  # another slice is read
+    assert loads == [] and len(other["rows"]) == 3
 
 
 def test_a_deleted_data_sets_kept_derivations_name_nothing_new(client) -> None:

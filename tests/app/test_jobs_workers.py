@@ -12,10 +12,12 @@ from service_helpers import make_settings, serve, submit, wait_for
 
 
 def assert_clean_trace(events: list[dict]) -> None:
-    """Steps 0, 1, 2, ... once each, ending with the one stop event."""
+    """Steps 0, 1, 2, ... once each, with one stop event; after it only the checks of the
+    swap certificate the worker judged the answer by (app.jobs.judging)."""
     assert [e["step"] for e in events] == list(range(len(events)))
-    assert [e["kind"] for e in events].count("stop") == 1
-    assert events[-1]["kind"] == "stop"
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("stop") == 1
+    assert set(kinds[kinds.index("stop") + 1 :]) <= {"check"}
 
 
 ALGORITHMS = ["foba-obj", "foba-gdt", "forward-obj", "omp", "stepwise", "backward"]
