@@ -7,6 +7,9 @@ import zlib
 
 import pytest
 from ingest_helpers import csv_text, limits, parse, refused, too_large
+from pydantic import ValidationError
+
+from app.models import UploadOptions
 
 # --------------------------------------------------------------------------- limits
 
@@ -62,11 +65,18 @@ def test_byte_transforms_are_no_encodings(encoding) -> None:
     assert "is not a text encoding" in error["msg"]
 
 
-@pytest.mark.parametrize("encoding", ["utf-8\x00", "utf\x00-16", "x" * 100, "klingon"])
-def test_encoding_names_with_nul_or_nonsense_are_refused(encoding) -> None:
+@pytest.mark.parametrize("encoding", ["x" * 100, "klingon"])
+def test_encoding_names_that_are_nonsense_are_refused(encoding) -> None:
     [error] = refused(b"a,y\n1,2\n3,4\n", encoding=encoding)
     assert error["loc"] == ["body", "encoding"]
     assert "utf-8, cp1252 (Windows), latin-1 or utf-16" in error["msg"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8\x00", "utf\x00-16"])
+def test_encoding_names_with_nul_are_refused_by_the_options(encoding) -> None:
+    """No text field of a request may hold NUL (app.models.fields.Request)."""
+    with pytest.raises(ValidationError, match="NUL character"):
+        UploadOptions(target="y", encoding=encoding)
 
 
 def test_a_nul_in_the_file_is_refused() -> None:
