@@ -93,6 +93,9 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
         # The paper's second strategy: stop when the support exceeds the sparsity level.
         return not (event.kind == "add" and event.support_size > s)
 
+    # The recorder above ends the path (the paper's second strategy), for FoBa not its path_end.
+    has_path_end = any(p.name == "path_end" for p in engine.ALGORITHMS[method].params)
+    path_end = {"path_end": "zhang"} if has_path_end else {}
     start = time.perf_counter()
     result = engine.select(
         problem.X,
@@ -101,9 +104,9 @@ def run_method(problem: Problem, objective: CRF, method: str, s: int) -> Outcome
         objective="crf",
         k=s,
         lam=LAM,
-        path_end="zhang",  # the recorder above ends the path (the paper's second strategy)
         recorder=recorder,
         standardize=False,
+        **path_end,
     )
     seconds = time.perf_counter() - start
     support = sorted(result.best_along_path()[s][0])
