@@ -42,7 +42,7 @@ TAG_PATTERN = f"^[^{_TAG_OUT}]*[^\\s{_TAG_OUT}][^{_TAG_OUT}]*$"
 def _tag_words(schema: dict[str, Any]) -> None:
     """The schema's words for what the tag validator refuses (which says it better)."""
     schema.pop("default", None)
-    schema["items"] = {"type": "string", "pattern": TAG_PATTERN}
+    schema["items"] = {"type": "string", "pattern": TAG_PATTERN, "maxLength": MAX_TAG_CHARS}
 
 
 class RunUpdate(Request):
