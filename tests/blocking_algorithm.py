@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from engine.algorithms.common import Solution, emit_stop
 from engine.registry import REGISTRY, Param, register_algorithm
 
 NAME = "test-blocking"
+GATED = "test-gated-omp"
 
 PARAMS = (
     Param("gate", "str", "", "The run finishes once this file exists.", required=True),
@@ -53,26 +55,38 @@ PARAMS = (
 )
 
 
-def blocking(objective, rec, *, k, rng, gate, poll_seconds, timeout_seconds):
-    """Add feature 0, wait at the gate (an ``iterate`` event per poll), stop."""
-    state = objective.start()
-    gain = state.add(0)
+def wait_at_gate(rec, value: float, size: int, gate, poll_seconds, timeout_seconds) -> None:
+    """Note this attempt in ``<gate>.started``, then emit an ``iterate`` event per poll
+    until the gate file exists."""
     with open(f"{gate}.started", "a") as started:  # one line per attempt
         started.write(f"{os.getpid()}\n")
-    rec.added(0, objective=state.value, support_size=1, gain=gain, score=gain)
     deadline = time.monotonic() + timeout_seconds
     while not os.path.exists(gate):
         if time.monotonic() > deadline:
             raise RuntimeError(f"test-blocking: the gate {gate} stayed closed")
         time.sleep(poll_seconds)
-        rec.emit("iterate", objective=state.value, support_size=1)
+        rec.emit("iterate", objective=value, support_size=size)
+
+
+def blocking(objective, rec, *, k, rng, gate, poll_seconds, timeout_seconds):
+    """Add feature 0, wait at the gate (an ``iterate`` event per poll), stop."""
+    state = objective.start()
+    gain = state.add(0)
+    rec.added(0, objective=state.value, support_size=1, gain=gain, score=gain)
+    wait_at_gate(rec, state.value, 1, gate, poll_seconds, timeout_seconds)
     reason = "the test opened the gate"
     emit_stop(rec, state, reason)
     return Solution.of(state, reason)
 
 
+def gated_omp(objective, rec, *, gate, poll_seconds, timeout_seconds, **omp_params):
+    """OMP, once the gate is open: a path algorithm (stability, CV) whose parts block."""
+    wait_at_gate(rec, objective.start().value, 0, gate, poll_seconds, timeout_seconds)
+    return REGISTRY.algorithms["omp"].func(objective, rec, **omp_params)
+
+
 def register() -> None:
-    """Register ``test-blocking`` (once: a second call does nothing)."""
+    """Register ``test-blocking`` and ``test-gated-omp`` (once: a second call does nothing)."""
     if NAME not in REGISTRY.algorithms:
         register_algorithm(
             name=NAME,
@@ -83,10 +97,21 @@ def register() -> None:
             k="unused",
             family="forward",
         )(blocking)
+    if GATED not in REGISTRY.algorithms:
+        omp = REGISTRY.algorithms["omp"]
+        REGISTRY.algorithms[GATED] = replace(
+            omp,
+            name=GATED,
+            title="Test: OMP behind a gate",
+            summary="Test-only: waits until its gate file exists, then runs OMP.",
+            params=(*PARAMS, *omp.params),
+            func=gated_omp,
+        )
 
 
 def unregister() -> None:
     REGISTRY.algorithms.pop(NAME, None)
+    REGISTRY.algorithms.pop(GATED, None)
 
 
 register()

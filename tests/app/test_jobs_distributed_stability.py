@@ -19,8 +19,7 @@ from test_jobs_distributed import Workers, jobs_of, pid_of, until_workers, web_s
 from engine import datasets as generators
 from engine.stability import stability_selection
 
-# About 1.5 s per subsample on an idle core: long enough to kill a worker in its middle.
-DATA = {"generator": "liu2014_logistic", "params": {"n": 400, "d": 800, "s": 10}}
+DATA = {"generator": "liu2014_logistic", "params": {"n": 200, "d": 60, "s": 5}}
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +36,13 @@ def workers(queue_db: str, data_dir: Path, tmp_path: Path) -> Iterator[Workers]:
 
 
 def test_subsamples_spread_over_two_workers_and_a_killed_one_s_is_rerun_once(
-    queue_db, data_dir, workers
+    blocking, queue_db, data_dir, workers
 ) -> None:
-    body = {"algorithm": "foba-obj", "objective": "logistic", "k_max": 60, "n_pairs": 4, "seed": 11}
+    # OMP behind the test's gate (tests/blocking_algorithm.py): every subsample waits there, so
+    # the kill lands in the middle of one whatever the machine's speed.
+    params = {"gate": str(blocking.path)}
+    body = {"algorithm": "test-gated-omp", "objective": "logistic", "k_max": 8, "n_pairs": 4}
+    body |= {"seed": 11, "params": params}
     with serve(web_settings(data_dir, queue_db)) as client:
         made = client.post("/api/datasets/generate", json={**DATA, "random_state": 2})
         assert made.status_code == 201, made.text
@@ -50,22 +53,20 @@ def test_subsamples_spread_over_two_workers_and_a_killed_one_s_is_rerun_once(
         workers.start(2)
         until_workers(client, 2)
 
-        # Once both workers hold a subsample at the same time, and some are done already,
-        # kill one of them in the middle of its subsample.
+        # Once both workers hold a subsample at the gate, kill one of them.
         deadline = time.monotonic() + 180
         holders: dict[str, dict] = {}
-        while len(holders) < 2:
+        while len(holders) < 2 or len(blocking.attempts()) < 2:
             assert time.monotonic() < deadline, f"the subsamples were not shared: {holders}"
             study = client.get(f"/api/stability/{study_id}").json()
             running = [p for p in study["parts"] if p["status"] == "running"]
             runs_now = [client.get(f"/api/runs/{p['run_id']}").json() for p in running]
             holders = {r["worker"]: r for r in runs_now if r["status"] == "running"}
-            if study["parts_done"] < 2:
-                holders = {}
             time.sleep(0.05)
         victim = next(iter(holders.values()))
         assert victim["attempt"] == 1
         os.kill(pid_of(victim), signal.SIGKILL)
+        blocking.open()
 
         deadline = time.monotonic() + 300
         while (study := client.get(f"/api/stability/{study_id}").json())["status"] in (
