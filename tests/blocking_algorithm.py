@@ -13,6 +13,10 @@ opens fails the run after ``timeout_seconds`` instead of hanging the suite.
 Every attempt appends a line ``<pid>`` to ``<gate>.started`` when it begins, so a test can
 tell a first attempt from a second without reading the trace.
 
+``test-gated-omp`` is OMP (with OMP's parameters and path) behind the same gate, for the jobs
+that need a path algorithm: a stability subsample or a CV fold that must be caught in its
+middle waits at the gate, then runs OMP as usual.
+
 Two processes need the entry: the test process (the app checks a run with
 ``engine.check_config`` at submit) and the worker processes, which import the engine fresh.
 Importing this module registers it; ``tests/conftest.py`` names this file in
