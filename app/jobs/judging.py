@@ -19,6 +19,7 @@ those logistic sizes.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,12 @@ WEB_BUDGET = 2e7
 # ... and the certificate in the worker: a few seconds (logistic: n x d x k up to 5e5).
 WORKER_BUDGET = 1e8
 EXACT_SECONDS = 10.0  # the branch and bound's time budget in the worker (engine default)
+# Weighted n x d x k the certificate prices per second, read off the timings above on the slow
+# side (least squares 2e7 in 0.7 s; logistic 5e5 x 200 in 1.3 s): how much of MAX_RUN_SECONDS
+# a certificate would take, before starting it.
+COST_PER_SECOND = 2.5e7
+# Less time than this left under MAX_RUN_SECONDS: the exact search is not started.
+MIN_EXACT_SECONDS = 0.5
 
 
 def judging_cost(objective: str, n: int, d: int, k: int) -> float:
@@ -73,17 +80,30 @@ class Judged:
     events: list[Event]
 
 
-def judge_run(run: Run, result: SelectionResult, X: Any, y: np.ndarray) -> Judged:
+def judge_run(
+    run: Run, result: SelectionResult, X: Any, y: np.ndarray, seconds_left: float | None = None
+) -> Judged:
     """The certificate (``run.certify``) and the exact optimum (``run.exact``) of a run's
-    answer, on the training rows ``X``, ``y`` it was selected on."""
+    answer, on the training rows ``X``, ``y`` it was selected on.
+
+    Judging counts against the run's time limit: ``seconds_left`` (None: unbounded) is what
+    MAX_RUN_SECONDS leaves after the selection; a certificate predicted to take longer is
+    skipped, and the exact search gets at most what is left."""
     settings = settings_of(result)
     support = [int(j) for j in result.support]
     n, d, k = X.shape[0], X.shape[1], len(support)
     certificate: dict[str, Any] | None = None
     exact: dict[str, Any] | None = None
     events: list[Event] = []
+    started = time.monotonic()
     if run.certify:
         if reason := too_large(run.objective, n, d, k, WORKER_BUDGET, "the swap certificate"):
+            certificate = {"skipped": reason}
+        elif reason := _out_of_time(
+            judging_cost(run.objective, n, d, k) / COST_PER_SECOND,
+            seconds_left,
+            "the swap certificate",
+        ):
             certificate = {"skipped": reason}
         else:
             try:
@@ -94,18 +114,38 @@ def judge_run(run: Run, result: SelectionResult, X: Any, y: np.ndarray) -> Judge
                 log.info("certificate of run %s failed", run.id, exc_info=True)
                 certificate = {"skipped": f"the certificate failed: {describe(exc)}"}
     if run.exact:
-        exact = _exact(run, X, y, support, settings)
+        left = None if seconds_left is None else seconds_left - (time.monotonic() - started)
+        budget = EXACT_SECONDS if left is None else min(EXACT_SECONDS, left)
+        if reason := _out_of_time(MIN_EXACT_SECONDS, left, "the exact search"):
+            exact = {"skipped": reason}
+        else:
+            exact = _exact(run, X, y, support, settings, budget)
     return Judged(_plain(settings), certificate, exact, events)
 
 
+def _out_of_time(needed: float, seconds_left: float | None, what: str) -> str | None:
+    """Why ``what`` (about ``needed`` seconds) is not started under the run's time limit."""
+    if seconds_left is None or needed <= seconds_left:
+        return None
+    return (
+        f"{what} is not computed: it would need about {needed:.2g} s and the run's time limit "
+        f"(MAX_RUN_SECONDS) leaves {seconds_left:.2g} s"
+    )
+
+
 def _exact(
-    run: Run, X: Any, y: np.ndarray, support: list[int], settings: dict[str, Any]
+    run: Run,
+    X: Any,
+    y: np.ndarray,
+    support: list[int],
+    settings: dict[str, Any],
+    time_budget: float = EXACT_SECONDS,
 ) -> dict[str, Any]:
     k, d = len(support), X.shape[1]
     if k == 0:
         return {"skipped": "the answer selects no feature: there is nothing to search"}
     try:
-        best = engine.exact_best(X, y, k, support=support, time_budget=EXACT_SECONDS, **settings)
+        best = engine.exact_best(X, y, k, support=support, time_budget=time_budget, **settings)
     except Exception as exc:
         log.info("exact search of run %s failed", run.id, exc_info=True)
         return {"skipped": f"the exact search failed: {describe(exc)}"}

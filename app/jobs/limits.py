@@ -29,6 +29,14 @@ def time_exceeded(started: float, max_seconds: float | None) -> str | None:
     )
 
 
+def seconds_left(started: float, max_seconds: float | None) -> float | None:
+    """What is left of ``MAX_RUN_SECONDS`` for a run that started at ``started`` (None:
+    unbounded): judging a finished answer spends it too."""
+    if max_seconds is None:
+        return None
+    return max(0.0, max_seconds - (time.monotonic() - started))
+
+
 def memory_exceeded(max_mb: float | None) -> str:
     limit = f"MAX_RUN_MEMORY_MB = {max_mb:g}" if max_mb else "the memory available"
     return (

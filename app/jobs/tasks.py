@@ -73,6 +73,9 @@ class JobContext:
         self.over_time = self.over_time or limits.time_exceeded(self.started, self.max_run_seconds)
         return self.over_time
 
+    def seconds_left(self) -> float | None:
+        return limits.seconds_left(self.started, self.max_run_seconds)
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -272,7 +275,9 @@ def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
         true_support=dataset.true_support,
     )
     if not result.cancelled and not writer.ctx.cancelled():
-        judged = judging.judge_run(run, result, X[train], y[train])
+        judged = judging.judge_run(
+            run, result, X[train], y[train], seconds_left=writer.ctx.seconds_left()
+        )
         summary.judged_as = judged.judged_as
         summary.certificate, summary.exact = judged.certificate, judged.exact
         for event in judged.events:  # the certificate, told in the trace's checks

@@ -208,3 +208,23 @@ def test_the_forms_offer_the_judging_options_with_runconfigs_defaults(client) ->
     assert 'name="exact" data-type="bool" checked' not in html
     help_text = RunConfig.model_fields["certify"].description
     assert help_text.split(";")[0][:60] in html.replace("&#39;", "'")
+
+
+def test_judging_counts_against_the_run_s_time_limit() -> None:
+    """What MAX_RUN_SECONDS leaves after the selection bounds the certificate and the exact
+    search: nothing left, neither starts, and each says why; unbounded, both are computed."""
+    from app.models import Run
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 6))
+    y = X[:, 1] - X[:, 4] + 0.1 * rng.standard_normal(40)
+    result = engine.select(X, y, algorithm="forward-obj", k=2)
+    run = Run(dataset_id=1, algorithm="forward-obj", objective="least_squares", k=2, params={})
+    run.certify, run.exact = True, True
+    out_of_time = judging.judge_run(run, result, X, y, seconds_left=0.0)
+    for what in (out_of_time.certificate, out_of_time.exact):
+        assert what is not None and "MAX_RUN_SECONDS" in what["skipped"]
+    assert out_of_time.events == []
+    unbounded = judging.judge_run(run, result, X, y)
+    assert unbounded.certificate is not None and "skipped" not in unbounded.certificate
+    assert unbounded.exact is not None and "skipped" not in unbounded.exact
