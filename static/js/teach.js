@@ -232,6 +232,14 @@ presentation({
   },
 });
 
+// Entering or leaving full screen (or turning the projector) changes the room: fit again.
+let refit = null;
+window.addEventListener("resize", () => {
+  if (!document.documentElement.classList.contains("present")) return;
+  clearTimeout(refit);
+  refit = setTimeout(() => { if (player) player.show(player.index()); }, 150);
+});
+
 // A what-if keeps "Predict first" and the presentation mode in the URL it pushes.
 document.body.addEventListener("htmx:configRequest", (e) => {
   if (!e.target.closest?.(".what-if")) return;

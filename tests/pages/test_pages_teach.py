@@ -8,8 +8,8 @@ import re
 
 from test_pages import frames_of, html_of
 
-from app.services.classroom import NONE
-from engine.trace import Event
+from app.services.classroom import NONE, question_at
+from engine.trace import Event, supports_in_order
 
 
 def trace_of(site, run_id: int) -> list[Event]:
@@ -23,6 +23,10 @@ def test_the_frames_ask_the_classrooms_questions_with_their_answers_from_the_tra
     events = trace_of(site, run["id"])
     data = frames_of(html_of(site.client, f"/teach/{run['id']}?step=0"))
     asked = {f["step"]: f["question"] for f in data["frames"] if "question" in f}
+    # The supports computed once give the questions replayed one by one.
+    supports = supports_in_order(events)
+    for i in range(len(events)):
+        assert question_at(events, names, i, supports) == question_at(events, names, i)
     enters = [e for e in events if e.kind == "add"]
     tests = [e for e in events if e.kind in ("remove", "check") and e.feature_out is None]
     # FoBa with candidate scores: every forward step and every backward test is asked.
