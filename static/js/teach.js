@@ -154,6 +154,8 @@ function setup() {
   const bar = panel.querySelector(".player-bar");
   if (predict) predict.destroy();
   predict = predictor(panel, () => player);
+  const presenting = document.documentElement.classList.contains("present");
+  panel.querySelectorAll("[data-present]").forEach((b) => b.setAttribute("aria-pressed", String(presenting)));
   player = init(bar, data, { onFrame: drawer(panel), autoplay: panel.dataset.play === "1" });
   panel.querySelector(".timeline").addEventListener("click", (e) => {
     const tick = e.target.closest("a[data-index]");

@@ -138,6 +138,17 @@ def test_predict_first_asks_then_reveals_why_a_wrong_pick_lost_and_keeps_the_sco
     assert requests == [], requests  # the questions and reveals are in the frames
     assert "predict=1" in page.url
     page.screenshot(path=str(SHOTS / "teach-predict-1366x900.png"))
+    # A what-if (another k) brings new frames and keeps asking; its score starts again.
+    page.fill(".what-if input[name=k]", "3")
+    page.dispatch_event(".what-if input[name=k]", "change")
+    page.wait_for_selector(".what-if-note")
+    page.wait_for_function(
+        "location.search.includes('k=3') && location.search.includes('predict=1')"
+    )
+    assert page.is_checked("#predict-first")
+    page.keyboard.press("Home")
+    page.wait_for_selector(".teach-panel.asking .predict-choices button")
+    assert not page.is_visible(".predict-score")
     # Switched off: the step itself, no question, no predict in the URL.
     page.uncheck("#predict-first")
     assert "predict" not in page.url
@@ -181,6 +192,10 @@ def test_presentation_mode_fits_the_screen_at_both_sizes(
         page.wait_for_timeout(400)  # the chart is drawn again in its new room
         assert "present=1" in page.url
         assert page.get_attribute("[data-present]", "aria-pressed") == "true"
+        print(
+            f"full screen granted at {width}x{height}:",
+            page.evaluate("!!document.fullscreenElement"),
+        )
         assert not page.is_visible("header.top") and not page.is_visible("footer")
         assert not page.is_visible(".crumbs") and not page.is_visible(".teach-lead")
         inside(page, height, (".player-bar", "#chart-candidates", ".narration .sentence"))
@@ -192,6 +207,7 @@ def test_presentation_mode_fits_the_screen_at_both_sizes(
         page.keyboard.press("Escape")
         page.wait_for_function("!document.documentElement.classList.contains('present')")
         assert "present" not in page.url and page.is_visible("header.top")
+        assert page.evaluate("document.fullscreenElement === null")
         # A link opens in it.
         page.goto(f"{server}/teach/{run_id}?step=3&present=1&predict=1")
         page.wait_for_selector(".predict-choices button")
