@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError
@@ -51,6 +51,21 @@ class QuestionSpec:
     numbers: dict[str, Any] = field(default_factory=dict)
 
 
+class Question(Protocol):
+    """What a reveal reads of a question: a QuestionSpec, or a ClassQuestion stored from one."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def choices(self) -> list[str]: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def numbers(self) -> dict[str, Any]: ...
+
+
 def _name(names: Sequence[str], j: int | None) -> str:
     if j is None:
         return NONE
@@ -61,9 +76,16 @@ def _number(x: float | None) -> float | None:
     return None if x is None or x != x else float(x)  # NaN is no number
 
 
-def question_at(events: Sequence[Event], names: Sequence[str], index: int) -> QuestionSpec | None:
+def question_at(
+    events: Sequence[Event],
+    names: Sequence[str],
+    index: int,
+    supports: Sequence[Sequence[int]] | None = None,
+) -> QuestionSpec | None:
     """The question that stops before ``events[index]``, or None when that event is no choice
-    a student can predict (an entry without scored candidates, a swap, an iteration, the stop)."""
+    a student can predict (an entry without scored candidates, a swap, an iteration, the stop).
+    ``supports`` is ``supports_in_order(events)`` when the caller asks at every step (computed
+    once rather than replayed for each question)."""
     e = events[index]
     if e.kind == "add" and e.candidates and len(e.candidates.features) > 1:
         cand = e.candidates
@@ -80,7 +102,12 @@ def question_at(events: Sequence[Event], names: Sequence[str], index: int) -> Qu
             numbers={"scores": scores, "gain": _number(e.gain), "n_total": cand.n_total},
         )
     if e.kind in ("remove", "check") and e.threshold is not None and e.feature_out is None:
-        before = supports_in_order(events[:index])[-1] if index else []
+        if not index:
+            before: Sequence[int] = []
+        elif supports is not None:
+            before = supports[index - 1]
+        else:
+            before = supports_in_order(events[:index])[-1]
         if not before or len(before) + 1 > MAX_CHOICES + 3:
             return None
         costs: dict[str, float | None] = {}

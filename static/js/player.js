@@ -170,6 +170,7 @@ export function init(container, data, options = {}) {
     if (!container.isConnected) return;
     const name = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last", " ": "play", d: "deletion" }[e.key];
     if (!name) return;
+    if (name === "play" && e.target.closest("button, a")) return;  // space presses a focused button
     e.preventDefault();
     act(name);
   }

@@ -451,6 +451,7 @@ def test_the_teach_pages_frames_are_the_narration_of_every_step_of_a_lesson(site
     says of it (sentence, heading, facts, added and removed, the candidates figure) and the
     support after it; and where the answer was found when the path went past it."""
     from app.models import Run
+    from app.web.charts.kinds import kind_key
     from app.web.charts.player import answer_found
     from app.web.views import teach_step
     from engine.trace import Event, supports_in_order
@@ -483,7 +484,7 @@ def test_the_teach_pages_frames_are_the_narration_of_every_step_of_a_lesson(site
         for i, (frame, event) in enumerate(zip(data["frames"], events, strict=True)):
             told = teach_step.explain(run, names, events, i, best_step=best, answer=answer)
             t = frame["teach"]
-            assert frame["step"] == event.step and frame["kind"] == event.kind
+            assert frame["step"] == event.step and frame["kind"] == kind_key(event)
             assert t["sentence"] == told.sentence
             assert t["label"] == told.kind_label
             assert t["facts"] == [list(f) for f in told.facts]

@@ -11,7 +11,9 @@ The frames document (JSON)::
                                                 once each time the support changes
       "frames": [                               one per event (iterations thinned, ``thin``)
         {"step": 12,                            the event's step number (the URL's ?step=)
-         "kind": "add",                         add | remove | check | swap | iterate | stop
+         "kind": "add",                         add | remove | check | swap | iterate | stop,
+                                                or certificate: the swap certificate's checks
+                                                after the stop (kinds.kind_key)
          "text": "add x5 (objective ...)",      one line: what the event did
          "objective": 0.42 | null,              objective after the event
          "size": 3,                             support size after the event
@@ -32,7 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from app.web.charts.kinds import kind_names
+from app.web.charts.kinds import kind_key, kind_names
 from app.web.charts.style import MAX_FRAMES, feature_name, fmt, num
 from engine.trace import Event, answer_step, best_along_path, replay
 
@@ -102,7 +104,7 @@ def player_frames(
         frames.append(
             {
                 "step": e.step,
-                "kind": e.kind,
+                "kind": kind_key(e),
                 "text": event_text(e, names),
                 "objective": num(e.objective),
                 "size": e.support_size,

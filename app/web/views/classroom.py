@@ -24,7 +24,7 @@ from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.web.auth import StudentPasses, student_cookie, student_passes
 from app.web.views import teach_step, traces
-from app.web.views.teach_step import DELTA, NU, TIMES, g
+from app.web.views.reveal import why
 
 # --------------------------------------------------------------------------- narration, kept
 
@@ -63,52 +63,6 @@ def passes(request: Request) -> StudentPasses:
 
 
 # --------------------------------------------------------------------------- what a reveal says
-
-
-def why(q: ClassQuestion, pick: str | None) -> dict[str, Any]:
-    """The numbers that decide the answer, and why a wrong pick lost."""
-    n = q.numbers
-    rows: list[dict[str, Any]] = []
-    if q.kind == "enter":
-        for choice, score in n.get("scores", {}).items():
-            rows.append({"choice": choice, "value": g(score), "right": choice == q.answer})
-        label = "score"
-        rule = f"The largest score enters: {q.answer}, {g(n['scores'].get(q.answer))}."
-        lost = None
-        if pick and pick != q.answer:
-            lost = (
-                f"Your pick, {pick}, scored {g(n['scores'].get(pick))}: less than "
-                f"{q.answer}'s {g(n['scores'].get(q.answer))}."
-            )
-    else:
-        costs = n.get("costs", {})
-        for choice in q.choices[1:]:
-            rows.append(
-                {"choice": choice, "value": g(costs.get(choice)), "right": choice == q.answer}
-            )
-        label = "deletion cost"
-        bar, cost, cheapest = n.get("bar"), n.get("cost"), n.get("cheapest")
-        verdict = "below" if q.answer != classroom.NONE else "not below"
-        rule = (
-            f"The cheapest deletion, {cheapest}, costs {g(cost)}: {verdict} the bar "
-            f"{NU} {TIMES} {DELTA} = {g(bar)}, so "
-            + (f"FoBa deletes {q.answer}." if q.answer != classroom.NONE else "nothing is deleted.")
-        )
-        lost = None
-        if pick and pick != q.answer:
-            if pick == classroom.NONE:
-                lost = f"“None” loses: {cheapest} costs {g(cost)}, below the bar {g(bar)}."
-            elif q.answer == classroom.NONE:
-                lost = (
-                    f"Deleting {pick} would cost {g(costs.get(pick, cost))}, not below the bar "
-                    f"{g(bar)}: FoBa keeps every feature."
-                )
-            else:
-                lost = (
-                    f"Deleting {pick} would cost {g(costs.get(pick))}; {q.answer} is cheaper, "
-                    f"{g(cost)}."
-                )
-    return {"rows": rows, "label": label, "rule": rule, "lost": lost}
 
 
 def histogram(q: ClassQuestion, counts: dict[str, int]) -> dict[str, Any]:
@@ -316,22 +270,12 @@ def predict_page(
         return context
     spec = specs[q]
     told = narration(session, run, spec.step)
-    question = ClassQuestion(
-        session_id=0,
-        position=q,
-        step=spec.step,
-        kind=spec.kind,
-        prompt=spec.prompt,
-        choices=spec.choices,
-        answer=spec.answer,
-        numbers=spec.numbers,
-    )
     pick = pick if pick in spec.choices else ""
     context.update(
         spec=spec,
         pick=pick,
         support_before=told.support_before if told else [],
-        why=why(question, pick) if pick else None,
+        why=why(spec, pick) if pick else None,
         sentence=told.sentence if told and pick else "",
     )
     if pick:  # the score after this answer, carried to the next question's URL

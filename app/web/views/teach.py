@@ -12,15 +12,15 @@ from sqlmodel import Session, col, select
 import engine
 from app.errors import NotFound
 from app.models import ACTIVE, Dataset, Run, RunResult
+from app.services import classroom, lessons, what_if
 from app.services import datasets as dataset_service
-from app.services import lessons, what_if
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import player
-from app.web.charts.kinds import kind_of
+from app.web.charts.kinds import kind_key, kind_of
 from app.web.charts.style import feature_name
+from app.web.views import reveal, traces
 from app.web.views import teach_step as teach
-from app.web.views import traces
 from engine.trace import PATH_POINTS, Event, supports_in_order
 
 # --------------------------------------------------------------------------- teaching
@@ -132,7 +132,7 @@ def teach_frame(run: Run, names: Sequence[str], step: teach.TeachStep) -> dict[s
     """What the teaching panel shows for one frame (``frame["teach"]``): the narrated decision
     of ``teach_step.explain`` and the candidates figure, as JSON."""
     e = step.event
-    words = kind_of(e.kind)
+    words = kind_of(kind_key(e))
     feature = feature_name(names, e.feature) if e.feature is not None else ""
     return {
         "label": step.kind_label,
@@ -152,8 +152,10 @@ def teach_frames(
     run: Run, dataset: Dataset, events: Sequence[Event], answer: Sequence[str]
 ) -> dict[str, Any]:
     """The player's frames (charts/player.py) with, in each, the teaching panel of its step
-    (``frame["teach"]``, see ``teach_frame``) and the true support (``truth``, columns):
-    everything the page steps through without asking the server again."""
+    (``frame["teach"]``, see ``teach_frame``), at each step a student can predict the
+    classroom's question (``frame["question"]``, ``reveal.question_frame``: "Predict first"),
+    and the true support (``truth``, columns): everything the page steps through without
+    asking the server again."""
     names = dataset.feature_names
     doc = player.player_frames(events, names, run.k)
     supports = supports_in_order(events)
@@ -164,6 +166,9 @@ def teach_frames(
             run, names, events, i, best_step=best, answer=answer, supports=supports
         )
         frame["teach"] = teach_frame(run, names, step)
+        question = classroom.question_at(events, names, i, supports)
+        if question is not None:
+            frame["question"] = reveal.question_frame(question)
     doc["truth"] = sorted(dataset.true_support or [])
     return doc
 
@@ -222,7 +227,8 @@ def teach_page(
     steps through them in the browser; ``step`` is the one the URL names, the player's start).
     With ``k`` or ``nu`` other than the run's (small problems only), the decisions are those
     of the run recomputed at once with them (``services.what_if``): shown, never stored; the
-    what-if and its frames are computed once per set of changes."""
+    what-if and its frames are computed once per set of changes. "Predict first" (?predict=1)
+    and the presentation mode (?present=1) are the browser's (teach.js reads the URL)."""
     run = run_service.get_selection_run(session, run_id)
     dataset = dataset_service.get_dataset(session, run.dataset_id)
     spec = engine.ALGORITHMS.get(run.algorithm)

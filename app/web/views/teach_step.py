@@ -13,7 +13,7 @@ from typing import Any
 
 import engine
 from app.models import Run
-from app.web.charts.kinds import kind_of
+from app.web.charts.kinds import kind_key, kind_of
 from app.web.charts.style import DASH, Figure, feature_name, num
 from app.web.charts.teach import candidates_figure
 from engine.registry import Traits
@@ -101,7 +101,7 @@ def explain(
         total=len(events),
         event=e,
         kind=kind,
-        kind_label=kind_of(kind).heading,
+        kind_label=kind_of(kind_key(e)).heading,
         sentence="",
         support_before=[feature_name(names, j) for j in before],
         support_after=[feature_name(names, j) for j in after],
