@@ -6,6 +6,7 @@
 import { api, readJSON, refusal } from "./api.js";
 import { plot } from "./figures.js";
 import { init } from "./player.js";
+import { drawGeometry } from "./geometry.js";
 
 const TIMELINE_SPAN = 80;  // ticks either side of the current step
 let player = null;
@@ -122,6 +123,7 @@ function drawer(panel) {
       url.searchParams.set("step", f.step);
       a.href = url.pathname + url.search;
     });
+    drawGeometry(panel, f, data);  // the Geometry card (geometry.js)
   };
 }
 
