@@ -19,10 +19,10 @@ function base(title) {
   return {
     title: { text: title, font: { size: 15 }, x: 0, xanchor: "left" },
     font: { family: FONT, size: 13, color: INK },
-    margin: { l: 90, r: 20, t: 48, b: 48 },
+    margin: { l: 90, r: 20, t: 48, b: 90 },
     height: HEIGHT,
     showlegend: true,
-    legend: { orientation: "h", y: -0.2, x: 0 },
+    legend: { orientation: "h", yanchor: "top", y: -0.25, x: 0 },
     plot_bgcolor: "white",
     paper_bgcolor: "white",
     uirevision: "geometry",
@@ -56,9 +56,9 @@ function forwardFigure(fw, names, step) {
     `<br>refitted drop ${fmt(n.refit_drop[i])}<br>|gradient| ${fmt(n.gradient[i])}`);
   const pick = fw.candidates.indexOf(fw.chosen);
   const shown = fw.candidates.length < fw.n_candidates ? ` (best ${fw.candidates.length} of ${fw.n_candidates})` : "";
-  const layout = base(`Step ${step}: each candidate's |cosine| with the residual${shown}`);
-  layout.xaxis = { title: { text: "|cosine| with the residual (label: the angle)" }, range: [0, 1.12], gridcolor: "#eee", zeroline: false };
-  layout.yaxis = { type: "category", autorange: "reversed", automargin: true };
+  const layout = base(`Step ${step}: |cosine| with the residual${shown}`);
+  layout.xaxis = { title: { text: "|cosine| (label: the angle)" }, range: [0, 1.12], gridcolor: "#eee", zeroline: false };
+  layout.yaxis = { type: "category", categoryorder: "array", categoryarray: labels, autorange: "reversed", automargin: true };
   return { data: bars(labels, values, texts, hovers, pick, BLUE, ["other candidates", "chosen"]), layout };
 }
 
@@ -70,10 +70,10 @@ function deletionFigure(de, names, step) {
   const colour = de.removed ? VERMILLION : GREEN;
   const pickName = de.removed ? "deleted" : "cheapest deletion (kept)";
   const data = bars(labels, de.cost, de.cost.map(fmt), hovers, pick, colour, ["other selected columns", pickName]);
-  const layout = base(`Step ${step}: what deleting each selected column costs`);
+  const layout = base(`Step ${step}: the cost of each deletion`);
   const top = Math.max(...de.cost, de.bar || 0) * 1.25 || 1;
-  layout.xaxis = { title: { text: "Objective increase when deleted" }, range: [0, top], gridcolor: "#eee", zeroline: false };
-  layout.yaxis = { type: "category", autorange: "reversed", automargin: true };
+  layout.xaxis = { title: { text: "Objective increase" }, range: [0, top], gridcolor: "#eee", zeroline: false };
+  layout.yaxis = { type: "category", categoryorder: "array", categoryarray: labels, autorange: "reversed", automargin: true };
   if (de.bar !== null && de.bar !== undefined) {
     layout.shapes = [{ type: "line", xref: "x", yref: "paper", x0: de.bar, x1: de.bar, y0: 0, y1: 1, line: { color: INK, width: 2, dash: "dash" } }];
     layout.annotations = [{ xref: "x", yref: "paper", x: de.bar, y: 1, yanchor: "bottom", text: `ν × δ = ${fmt(de.bar)}`, showarrow: false, font: { size: 12 } }];
@@ -81,14 +81,17 @@ function deletionFigure(de, names, step) {
   return { data, layout };
 }
 
-function arrow(name, to, from, colour, width, dash) {
+// A segment from ``from`` (the origin) to ``to``, named at its tip, or at its middle (mid).
+function arrow(name, to, from, colour, width, dash, mid) {
   const start = from || [0, 0, 0];
+  const half = start.map((v, i) => (v + to[i]) / 2);
   return {
     type: "scatter3d", mode: "lines+markers+text", name,
-    x: [start[0], to[0]], y: [start[1], to[1]], z: [start[2], to[2]],
+    x: [start[0], half[0], to[0]], y: [start[1], half[1], to[1]], z: [start[2], half[2], to[2]],
     line: { color: colour, width, dash: dash || "solid" },
-    marker: { size: [0, 4], color: colour },
-    text: ["", name], textposition: "top center", textfont: { color: colour, size: 13 },
+    marker: { size: [0, 0, 4], color: colour },
+    text: mid ? ["", name, ""] : ["", "", name], textposition: mid ? "middle left" : "top center",
+    textfont: { color: colour, size: 13 },
     hovertemplate: `${name}: (%{x:.3f}, %{y:.3f}, %{z:.3f})<extra></extra>`,
   };
 }
@@ -102,18 +105,20 @@ function viewFigure(view) {
     data.push({ type: "scatter3d", mode: "lines", name: "span of the selected column", x: [-1.1, 1.1], y: [0, 0], z: [0, 0],
       line: { color: GREEN, width: 3, dash: "dot" }, hoverinfo: "name" });
   }
-  data.push(arrow("y", view.y, null, INK, 7), arrow("fit", view.fit, null, BLUE, 7), arrow("residual", view.y, view.fit, VERMILLION, 4, "dash"));
+  // The columns first, so y, the fit and the residual are drawn over them.
   view.columns.forEach((c) => {
-    const trace = arrow(c.name, c.at, null, c.selected ? GREEN : "#8c8c8c", c.selected ? 5 : 3);
+    const trace = arrow(c.name, c.at, null, c.selected ? GREEN : "#8c8c8c", c.selected ? 4 : 3);
     trace.showlegend = false;
     trace.hovertemplate = `${c.name}${c.selected ? " (selected)" : ""}: ${fmt(c.inside)} of its length lies in this view<extra></extra>`;
     data.push(trace);
   });
+  data.push(arrow("y", view.y, null, INK, 8), arrow("fit", view.fit, null, BLUE, 8), arrow("residual", view.y, view.fit, VERMILLION, 5, "dash", true));
   const axis = (title) => ({ title: { text: title }, range: [-1.1, 1.1], zeroline: true, showspikes: false });
   const layout = base("y, the fit and the selected columns' span");
   layout.margin = { l: 0, r: 0, t: 40, b: 0 };
+  layout.height = HEIGHT + 40;
   layout.legend = { orientation: "h", y: 0, x: 0 };
-  layout.scene = { xaxis: axis("e1"), yaxis: axis("e2"), zaxis: axis("e3"), aspectmode: "cube", camera: { eye: { x: 1.5, y: -1.5, z: 0.9 } } };
+  layout.scene = { xaxis: axis("e1"), yaxis: axis("e2"), zaxis: axis("e3"), aspectmode: "cube", camera: { eye: { x: 0.85, y: -1.4, z: 0.6 } } };
   return { data, layout };
 }
 

@@ -186,19 +186,22 @@ def test_figure2_view_shows_f3_between_f1_and_f2_and_closer_to_y():
         col = X[:, prob.feature_names.index(name)]
         col = col - col.mean()
         true = col @ yc / (np.linalg.norm(col) * np.linalg.norm(yc))
-        assert at[name] @ y3 == pytest.approx(true, abs=2e-3)
+        assert at[name] @ y3 == pytest.approx(true, abs=1e-2)
     # f3 lies between f1 and f2 and is closer to y than either.
     to_y = {name: angle_between(v, y3) for name, v in at.items()}
     assert to_y["f3"] < min(to_y["f1"], to_y["f2"])
     plane = {n: math.atan2(v[1], v[0]) for n, v in at.items()}
     assert min(plane["f1"], plane["f2"]) < plane["f3"] < max(plane["f1"], plane["f2"])
     assert view["fit"][2] == pytest.approx(0, abs=1e-6)  # the fit lies in the span
-    # Step 0: f3 alone; e2 is the residual's direction and the fit lies on e1.
+    # Step 0: f3 alone, along the fit (e1); y leaves it along the residual (e3) at 26 degrees.
     first = frames[0]["view"]
-    assert first["span"] == 1 and first["axes"][0] == "f3"
-    assert "residual" in first["axes"][1]
-    assert first["fit"][1] == pytest.approx(0, abs=1e-6) and first["y"][1] > 0.3
-    assert "0.9" in f"{first['fit'][0]:.2f}"  # cos(f3, y) = 0.9: f3 is 26 degrees from y
+    assert first["span"] == 1 and "fit" in first["axes"][0] and "residual" in first["axes"][2]
+    assert first["fit"] == pytest.approx([0.9, 0, 0], abs=2e-3)
+    assert first["y"] == pytest.approx([0.9, 0, math.sqrt(1 - 0.81)], abs=2e-3)
+    f3 = next(c for c in first["columns"] if c["name"] == "f3")
+    assert f3["selected"] and f3["at"] == pytest.approx([1, 0, 0], abs=1e-3)
+    # After the deletion y lies in the plane of f1 and f2: e3 shows f3 leaving it.
+    assert "f3 outside the span" in view["axes"][2]
     assert re.search(r"26°", frames[0]["forward"]["sentence"])
 
 

@@ -43,6 +43,8 @@ MAX_CELLS = 250_000  # training rows x columns: one dense copy, a few X'r produc
 MAX_STEPS = 400  # frames given a geometry; later ones get the sentence below
 TOP = 12  # candidates (forward) and selected columns (deletion) drawn per step
 OTHERS_3D = 4  # other columns drawn in the 3-D view, those most inside its space
+MIN_INSIDE = 0.3  # other columns drawn hold at least this much of their length in the view
+RESIDUAL_SHOWN = 0.05  # below this share of |y| the residual's direction is not an axis
 LEAST_SQUARES = "least_squares"
 BAR = "\u03bd \u00d7 \u03b4"  # nu x delta, the deletion bar
 
@@ -181,11 +183,23 @@ def deletion(p: Problem, support: Sequence[int], refit: bool) -> dict:
     }
 
 
+def _part_of(p: Problem, j: int, basis: list[np.ndarray]) -> np.ndarray | None:
+    """The unit direction of column j's part orthogonal to ``basis``, None when it has none."""
+    v = p.X[:, j].copy()
+    for b in basis:
+        v -= b * (b @ v)
+    size = float(np.linalg.norm(v))
+    return v / size if size > 1e-6 * p.norms[j] else None
+
+
 def view3d(p: Problem, support: Sequence[int], names: Sequence[str]) -> dict | None:
-    """y, the fit and the span of a support of one or two columns in an orthonormal basis
-    (e1, e2, e3), lengths relative to |y|: the support's columns span e1 (and e2); the
-    residual's direction is the next axis; with one column, e3 is the part orthogonal to both
-    of the other column most aligned with the residual."""
+    """y, the fit and the span of a support of one or two columns in an orthonormal basis,
+    lengths relative to |y|, the columns as unit vectors. Always: e1 is the fit's direction
+    (so y is in the plane of e1 and e3), e3 the residual's (y's part outside the span);
+    e2 is the span's other direction (two columns) or the part of the other column most
+    aligned with the residual (one column). When y lies in the span (a residual under
+    RESIDUAL_SHOWN of |y|) its direction is noise: e3 is then the part of the column most
+    aligned with y that is not selected, the one a reader wants to see leave the plane."""
     support = list(support)
     if not 1 <= len(support) <= 2 or p.n < 3:
         return None
@@ -194,37 +208,61 @@ def view3d(p: Problem, support: Sequence[int], names: Sequence[str]) -> dict | N
     if ynorm == 0 or q.shape[1] != len(support):
         return None
     _, r = p.refit(support)
-    axes = [feature_name(names, support[0])]
-    if len(support) == 2:
-        axes.append(f"the part of {feature_name(names, support[1])} orthogonal to e1")
-    vectors = [q[:, i] for i in range(q.shape[1])]
-    if np.linalg.norm(r) > 1e-9 * ynorm:
-        vectors.append(r / np.linalg.norm(r))
-        axes.append("the residual's direction (y minus the fit)")
+    fit = p.y - r
+    if np.linalg.norm(fit) <= 1e-9 * ynorm:
+        return None  # y is orthogonal to the span: there is no fit to draw
+    e1 = fit / np.linalg.norm(fit)
     others = [j for j in range(p.X.shape[1]) if j not in support and p.sq[j] > 0]
-    cos_r = np.abs(_cos(p.X.T @ r, p.norms, float(np.linalg.norm(r))))
-    for j in sorted(others, key=lambda j: -cos_r[j]):
-        if len(vectors) == 3:
-            break
-        B = np.column_stack(vectors)
-        v = p.X[:, j] - B @ (B.T @ p.X[:, j])
-        if np.linalg.norm(v) > 1e-6 * p.norms[j]:
-            vectors.append(v / np.linalg.norm(v))
-            axes.append(f"the part of {feature_name(names, j)} orthogonal to the others")
-    if len(vectors) < 3:
+    axes = ["the fit's direction (y's projection onto the span)"]
+    basis = [e1]
+    if len(support) == 2:
+        # The span's direction orthogonal to the fit, signed so the first column's e2 >= 0.
+        rests = [q[:, i] - e1 * (e1 @ q[:, i]) for i in range(2)]
+        e2 = max(rests, key=lambda v: float(np.linalg.norm(v)))
+        e2 = e2 / np.linalg.norm(e2)
+        basis.append(e2 if e2 @ p.X[:, support[0]] >= 0 else -e2)
+        axes.append("the span's other direction")
+    shown = float(np.linalg.norm(r)) > RESIDUAL_SHOWN * ynorm
+    if shown:
+        e3 = r / np.linalg.norm(r)
+    if len(support) == 1:
+        cos_r = np.abs(_cos(p.X.T @ r, p.norms, float(np.linalg.norm(r))))
+        for j in sorted(others, key=lambda j: -cos_r[j]):
+            part = _part_of(p, j, basis + ([e3] if shown else []))
+            if part is not None:
+                basis.append(part)
+                axes.append(f"the part of {feature_name(names, j)} orthogonal to e1 and e3")
+                break
+    if shown:
+        basis.append(e3)
+        axes.append("the residual's direction (y minus the fit)")
+    else:
+        cos_y = np.abs(_cos(p.X.T @ p.y, p.norms, ynorm))
+        for j in sorted(others, key=lambda j: -cos_y[j]):
+            part = _part_of(p, j, basis)
+            if part is not None:
+                basis.append(part)
+                axes.append(
+                    f"the part of {feature_name(names, j)} outside the span (y lies in the "
+                    "span: its residual is under 5% of |y|)"
+                )
+                break
+    if len(basis) < 3:
         return None
-    B = np.column_stack(vectors)
+    B = np.column_stack(basis)
 
     def coords(v: np.ndarray, scale: float) -> list[float]:
         return [_r(float(x)) for x in B.T @ v / scale]
 
     unit = p.X / np.where(p.norms > 0, p.norms, 1.0)
     inside = np.linalg.norm(B.T @ unit, axis=0)  # how much of each unit column the view holds
-    drawn = support + sorted(others, key=lambda j: -inside[j])[:OTHERS_3D]
+    # Other columns mostly outside the view would be short stubs crowding the origin.
+    near = [j for j in sorted(others, key=lambda j: -inside[j]) if inside[j] >= MIN_INSIDE]
+    drawn = support + near[:OTHERS_3D]
     return {
         "axes": axes,
         "y": coords(p.y, ynorm),
-        "fit": coords(p.y - r, ynorm),
+        "fit": coords(fit, ynorm),
         "columns": [
             {
                 "name": feature_name(names, j),
