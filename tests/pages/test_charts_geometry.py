@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from service_helpers import submit, wait_for
 from test_pages import frames_of, html_of
 
 import engine
@@ -249,3 +250,13 @@ def test_the_teaching_page_carries_the_geometry_of_each_frame(site):
     assert compared >= 10
     # The swap certificate's checks (after the run) are no deletion: nothing is drawn for them.
     assert any(e.get("feature_out") is not None for e in trace)
+
+
+def test_a_logistic_run_gets_a_sentence_instead(site):
+    run = submit(site.client, site.logistic["id"], algorithm="foba-obj", objective="logistic", k=2)
+    assert wait_for(site.client, run["id"])["status"] == "done"
+    page = html_of(site.client, f"/teach/{run['id']}?step=0")
+    doc = frames_of(page)
+    assert "drawn for least squares" in doc["geometry"]["note"]
+    assert "logistic" in doc["geometry"]["note"]
+    assert all(frame["geometry"] is None for frame in doc["frames"])

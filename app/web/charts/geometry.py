@@ -37,6 +37,7 @@ from app.models import Dataset, Run
 from app.storage import ArraysMissing, ArrayStore, unpack_matrix
 from app.web.charts.style import DASH, feature_name, num
 from engine.scaling import column_scale
+from engine.threads import small_products
 from engine.trace import Event, supports_in_order
 
 MAX_CELLS = 250_000  # training rows x columns: one dense copy, a few X'r products per step
@@ -116,11 +117,12 @@ def _cos(dot: np.ndarray, norms: np.ndarray, length: float) -> np.ndarray:
 def forward(p: Problem, before: Sequence[int], chosen: int | None, rule: str | None) -> dict:
     """Every candidate's cosine with the residual of ``before`` and its drops; which column
     each criterion picks, and whether the run's pick is the rule's."""
-    _, r = p.refit(before)
+    q = p.basis(before)
+    r = p.y - q @ (q.T @ p.y)  # the refit's residual: y minus its projection on the span
     length = float(np.linalg.norm(r))
     xr = p.X.T @ r
-    q = p.basis(before)
-    perp_sq = np.maximum(p.sq - np.einsum("ij,ij->j", q.T @ p.X, q.T @ p.X), 0.0)
+    qx = q.T @ p.X
+    perp_sq = np.maximum(p.sq - np.einsum("ij,ij->j", qx, qx), 0.0)
     perp_sq[perp_sq <= 1e-10 * np.maximum(p.sq, 1e-300)] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         drop = np.where(p.sq > 0, xr**2 / p.sq, 0.0) / (2 * p.n)
@@ -389,8 +391,8 @@ def unavailable(run: Run, dataset: Dataset) -> str | None:
     """Why the run's steps get no geometry, or None."""
     if run.objective != LEAST_SQUARES:
         return (
-            f"The geometry is drawn for least squares, where a greedy step is an angle: this "
-            f"run's objective is {run.objective}, whose steps weigh each row differently."
+            "The geometry is drawn for least squares, where a greedy step is an angle between "
+            f"a column and the residual; this run's objective is {run.objective}, where it is not."
         )
     if dataset.n_samples * dataset.n_features > MAX_CELLS:
         return (
@@ -406,8 +408,10 @@ def geometry_doc(
     """The document's ``geometry`` entry and each kept frame's."""
     supports = supports_in_order(events)
     frames: list[dict | None] = []
-    for n, i in enumerate(kept):
-        frames.append(step_geometry(p, run, names, events, i, supports) if n < MAX_STEPS else None)
+    with small_products():  # many small products: one BLAS thread, as a run has (engine.threads)
+        for n, i in enumerate(kept):
+            g = step_geometry(p, run, names, events, i, supports) if n < MAX_STEPS else None
+            frames.append(g)
     note = ""
     if len(kept) > MAX_STEPS:
         note = f"The geometry is drawn for the first {MAX_STEPS} steps only."
