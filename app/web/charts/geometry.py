@@ -25,6 +25,7 @@ first MAX_STEPS steps, the TOP best candidates.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ OTHERS_3D = 4  # other columns drawn in the 3-D view, those most inside its spac
 MIN_INSIDE = 0.3  # other columns drawn hold at least this much of their length in the view
 RESIDUAL_SHOWN = 0.05  # below this share of |y| the residual's direction is not an axis
 LEAST_SQUARES = "least_squares"
+_attaching = threading.Lock()
 BAR = "\u03bd \u00d7 \u03b4"  # nu x delta, the deletion bar
 
 # The column a forward rule picks by, as a key of the candidates' numbers.
@@ -446,6 +448,10 @@ def attach(
             index = {e.step: i for i, e in enumerate(events)}
             kept = [index[f["step"]] for f in doc["frames"]]
             geometry, frames = geometry_doc(p, run, dataset.feature_names, events, kept)
-    for frame, g in zip(doc["frames"], frames, strict=True):
-        frame["geometry"] = g
-    doc["geometry"] = geometry
+    # The document is shared by the page's requests: it changes once, under the lock, and
+    # "geometry" is set last, so a request that finds it renders a finished document.
+    with _attaching:
+        if "geometry" not in doc:
+            for frame, g in zip(doc["frames"], frames, strict=True):
+                frame["geometry"] = g
+            doc["geometry"] = geometry
