@@ -138,7 +138,9 @@ export function drawGeometry(panel, f, data) {
   const q = (s) => card.querySelector(s);
   const g = f.geometry;
   const doc = data.geometry || {};
-  const note = doc.note || (g ? "" : "Nothing to draw at this step: it neither adds nor deletes a column, and its support has more than two columns for the 3-D view.");
+  // The document's note (no geometry for this run, or only for its first steps) where a
+  // frame has none; else why this step has nothing to draw.
+  const note = g ? "" : doc.note || "Nothing to draw at this step: it neither adds nor deletes a column, and its support has more than two columns for the 3-D view.";
   q(".geometry-note").hidden = !note;
   q(".geometry-note").textContent = note;
   const choice = g && (g.forward ? forwardFigure(g.forward, data.names, f.step) : g.deletion ? deletionFigure(g.deletion, data.names, f.step) : null);

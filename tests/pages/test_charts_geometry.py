@@ -253,10 +253,13 @@ def test_the_teaching_page_carries_the_geometry_of_each_frame(site):
 
 
 def test_a_logistic_run_gets_a_sentence_instead(site):
+    """(The run is deleted after: the shared site's other tests expect no logistic run.)"""
     run = submit(site.client, site.logistic["id"], algorithm="foba-obj", objective="logistic", k=2)
-    assert wait_for(site.client, run["id"])["status"] == "done"
-    page = html_of(site.client, f"/teach/{run['id']}?step=0")
-    doc = frames_of(page)
+    try:
+        assert wait_for(site.client, run["id"])["status"] == "done"
+        doc = frames_of(html_of(site.client, f"/teach/{run['id']}?step=0"))
+    finally:
+        assert site.client.delete(f"/api/runs/{run['id']}").status_code == 204
     assert "drawn for least squares" in doc["geometry"]["note"]
     assert "logistic" in doc["geometry"]["note"]
     assert all(frame["geometry"] is None for frame in doc["frames"])
