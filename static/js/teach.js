@@ -10,6 +10,7 @@ import { plot } from "./figures.js";
 import { init } from "./player.js";
 import { presentation, presentOn } from "./present.js";
 import { predictOn, predictor } from "./teach_predict.js";
+import { drawGeometry } from "./geometry.js";
 
 const TIMELINE_SPAN = 80;  // ticks either side of the current step
 let player = null;
@@ -141,6 +142,7 @@ function drawer(panel) {
       url.searchParams.set("step", f.step);
       a.href = url.pathname + url.search;
     });
+    drawGeometry(panel, f, data);  // the Geometry card (geometry.js)
   };
 }
 

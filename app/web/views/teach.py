@@ -16,7 +16,7 @@ from app.services import classroom, lessons, what_if
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
-from app.web.charts import player
+from app.web.charts import geometry, player
 from app.web.charts.kinds import kind_key, kind_of
 from app.web.charts.style import feature_name
 from app.web.views import reveal, traces
@@ -261,6 +261,7 @@ def teach_page(
         "frames": None,
     }
     if frames is not None:
+        geometry.attach(frames, store, run, dataset, events)  # once per kept frames document
         lesson_links = [] if recomputed else _lesson_steps(session, dataset, run, events, frames)
         context["frames"] = {**frames, "lesson": lesson_links}
     return context
