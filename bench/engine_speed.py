@@ -1170,6 +1170,127 @@ def profile_one(spec: str, seed: int, cfg: Config) -> None:
     print("```")
 
 
+# --------------------------------------------------------------------------- app vs engine
+
+APP_DATA = {"generator": "gaussian_regression", "params": {"n": 1000, "d": 700, "k_true": 20}}
+APP_EVENTS = 600  # OMP with k = 599: 599 add events and the stop event
+APP_RATIO = 1.10  # issue 22: a run's time within 10% of engine.select plus a fixed cost
+
+
+def app_vs_engine(seed: int, cfg: Config) -> None:
+    """A run's time through the app against engine.select on the same data (issue 22).
+
+    The app (``python -m app`` as ``bench/api_latency.py`` starts it: SQLite, its worker
+    processes) runs OMP to k = 599 (600 trace events, written in batches) and to k = 1 (2
+    events); engine.select runs the same requests in this process on the same generated table
+    (same generator, parameters and seed). The fixed cost is the small run's app time minus
+    its engine time; the goal is app(600) <= 1.1 x engine(600) + fixed. Times are the run's
+    started -> finished in the app (``run_seconds``, what its worker spent: load the arrays,
+    select, write the trace and the result), and submit -> done as a client sees it.
+    Medians of ``cfg.repeats`` rounds, app and engine interleaved.
+    """
+    import tempfile
+
+    import httpx
+
+    from bench.api_latency import free_port, generate, server_up, start_server, until
+    from engine.datasets import generate as make
+
+    problem = make(APP_DATA["generator"], random_state=seed, **APP_DATA["params"])
+    big = {"algorithm": "omp", "k": APP_EVENTS - 1}
+    small = {"algorithm": "omp", "k": 1}
+    common = {"certify": False, "exact": False, "test_fraction": None, "record_candidates": False}
+    print("\n### App vs engine (issue 22)\n")
+    print(
+        f"{APP_DATA['generator']} {APP_DATA['params']}, seed {seed}; OMP k = {big['k']} "
+        f"({APP_EVENTS} events) and k = 1 (2 events); load average {os.getloadavg()[0]:.2f}; "
+        "the app's workers run BLAS on one thread, and so does engine.select in the goal\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        server = start_server(Path(tmp) / "data", port)
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+                until(lambda: server_up(client), "the app to start", 120)
+                body = {**APP_DATA, "random_state": seed}
+                ds = generate(client, body)
+                rows = {"big": [], "small": []}
+                for _ in range(1 + cfg.repeats):  # the first round warms the workers up
+                    for name, req in (("small", small), ("big", big)):
+                        rows[name].append(_app_round(client, ds, problem, {**req, **common}))
+                rows = {name: got[1:] for name, got in rows.items()}
+        finally:
+            server.terminate()
+            server.wait(30)
+    _app_report(rows)
+
+
+def _app_round(client, dataset_id: int, problem, request: dict) -> dict:
+    from bench.api_latency import submit
+
+    start = time.perf_counter()
+    run_id = submit(client, dataset_id, **request)
+    while True:
+        run = client.get(f"/api/runs/{run_id}").json()
+        if run["status"] in ("done", "failed", "cancelled"):
+            break
+        time.sleep(0.01)
+    wall = time.perf_counter() - start
+    events = client.get(f"/api/runs/{run_id}/trace", params={"limit": 5000}).json()["events"]
+    t0 = time.perf_counter()
+    res = engine.select(problem.X, problem.y, algorithm=request["algorithm"], k=request["k"])
+    ours = time.perf_counter() - t0
+    # The app's workers run BLAS on one thread (app/jobs/supervisor.py): the like-for-like
+    # engine time for the goal.
+    t0 = time.perf_counter()
+    if threadpoolctl is not None:
+        with threadpoolctl.threadpool_limits(1, user_api="blas"):
+            engine.select(problem.X, problem.y, algorithm=request["algorithm"], k=request["k"])
+    one = time.perf_counter() - t0
+    chosen = sorted(f["index"] for f in (run.get("result") or {}).get("support", []))
+    same = chosen == sorted(int(j) for j in res.support)
+    return {
+        "status": run["status"],
+        "run": run["run_seconds"],
+        "wall": wall,
+        "engine": one,
+        "engine_default": ours,
+        "events": len(events),
+        "same": same,
+    }
+
+
+def _app_report(rows: dict) -> None:
+    med = {
+        name: {
+            key: float(np.median([r[key] for r in got]))
+            for key in ("run", "wall", "engine", "engine_default")
+        }
+        for name, got in rows.items()
+    }
+    print("| run | events | status | app run_seconds | submit -> done | engine.select | same |")
+    print("|---|---|---|---|---|---|---|")
+    for name, got in rows.items():
+        m = med[name]
+        print(
+            f"| {name} | {got[0]['events']} | {got[0]['status']} | {m['run']:.3f} | "
+            f"{m['wall']:.3f} | {m['engine']:.3f} | {m['engine_default']:.3f} | "
+            f"{all(r['same'] for r in got)} |"
+        )
+    for key, label in (("run", "run_seconds"), ("wall", "submit -> done")):
+        fixed = med["small"][key] - med["small"]["engine"]
+        allowed = APP_RATIO * med["big"]["engine"] + fixed
+        got = med["big"][key]
+        verdict = "PASS" if got <= allowed else "MISS"
+        figure = (
+            f"{got:.3f} s vs {APP_RATIO} x {med['big']['engine']:.3f} + fixed {fixed:.3f} = "
+            f"{allowed:.3f} s (app / engine {got / med['big']['engine']:.2f})"
+        )
+        print(f"- **{verdict}** app {label} at {APP_EVENTS} events: {figure}")
+        TARGETS.append((f"app {label} at {APP_EVENTS} events within 10% + fixed", figure, verdict))
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
 def environment(cfg: Config, args) -> None:
     blas = "unknown"
     if threadpoolctl is not None:
@@ -1241,6 +1362,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run a busy loop in a second process for the whole run (the app's workers share "
         "the machine like this)",
+    )
+    ap.add_argument(
+        "--app",
+        action="store_true",
+        help="also time a run through the app (python -m app, SQLite, in-process workers) "
+        "against engine.select on the same data: 600 trace events, and a 2-event run for the "
+        "fixed cost (issue 22's app-vs-engine goal)",
     )
     ap.add_argument(
         "--profile",
@@ -1353,6 +1481,10 @@ def _main(args, cfg: Config, only: set[str], start: float, busy) -> int:
         print_problem(P, rows)
         targets_logistic(P, rows)
         targets_issue12(P, rows)
+
+    if args.app:
+        log("app vs engine")
+        app_vs_engine(args.seed, cfg)
 
     for spec in args.profile:
         profile_one(spec, args.seed, cfg)

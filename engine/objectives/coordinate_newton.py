@@ -23,16 +23,23 @@ _MAX_ITER = 60
 
 
 class Columns:
-    """Columns ``idx`` of X as entries: a dense block, or the stored entries of a CSC matrix."""
+    """Columns ``idx`` of X as entries: a dense block, or the stored entries of a CSC matrix.
+
+    ``x`` holds the raw entries of X; a standardised design's column j is x_j * inv[j]
+    (``inv`` = 1 / its scale, None without scaling), applied by the logistic kernels to the
+    per-column moves and sums rather than to a scaled copy of X.
+    """
 
     # The entries' rows and columns; both None for a dense block.
     rows: np.ndarray | None
     cols: np.ndarray | None
+    inv: np.ndarray | None
 
     def __init__(self, design: Design) -> None:
         # All columns, without copying X: scoring the few selected ones too is cheaper than
         # copying the rest, and the caller discards their values.
         self.m = design.n_features
+        self.inv = None if design.scale is None else 1.0 / design.scale
         if design.sparse:
             X = design.X
             self.x, self.rows = X.data, X.indices
@@ -45,6 +52,7 @@ class Columns:
         """Keep the view's columns at positions ``keep``."""
         new = Columns.__new__(Columns)
         new.m = len(keep)
+        new.inv = None if self.inv is None else self.inv[keep]
         if self.cols is None:
             new.x, new.rows, new.cols = self.x[:, keep], None, None
         else:
@@ -60,6 +68,12 @@ class Columns:
 
     def at_cols(self, a: np.ndarray) -> np.ndarray:
         return a[None, :] if self.cols is None else a[self.cols]
+
+    def dot_cols(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Per column, the sum over its entries of u * v (both shaped like ``x``)."""
+        if self.cols is None:
+            return np.einsum("ij,ij->j", u, v)
+        return np.bincount(self.cols, weights=u * v, minlength=self.m)
 
     def colsum(self, v: np.ndarray) -> np.ndarray:
         if self.cols is None:
@@ -108,24 +122,30 @@ def logistic_coordinate_moves(
     hi = np.full(m, np.inf)
     work = np.arange(m)  # positions still iterating
     view = cols
+    inv = cols.inv  # the column scaling, or None (class Columns)
+    # Per view (rebuilt only when coordinates leave the working set): the entries, their
+    # squares and the rows' eta and labels, so an iteration is a handful of passes.
+    x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
     for it in range(_MAX_ITER):
         aw = a[work]
-        x = view.x
-        pr = view.at_rows(p_row)
+        # sigmoid(eta + a x): one exponential per entry (every coordinate starts at 0)
         if it == 0:
-            p = pr  # every coordinate starts at 0: the current predictions
+            p = view.at_rows(p_row)
         else:
-            # sigmoid(eta + a x) from sigmoid(eta) with one exponential per entry
-            u = np.exp(np.clip(view.at_cols(aw) * x, -700.0, 700.0))
-            p = pr * u / (1.0 - pr + pr * u)
-        g = view.colsum(x * (p - view.at_rows(t))) / n + lam * aw
-        h = view.colsum(x * x * (p * (1.0 - p))) / n + lam
-        lo[work] = np.where(g < 0, aw, lo[work])
-        hi[work] = np.where(g > 0, aw, hi[work])
+            p = expit(er + view.at_cols(aw if inv is None else aw * inv[work]) * x)
+        g = view.dot_cols(x, p - tr) / n
+        h = view.dot_cols(xx, p * (1.0 - p)) / n
+        if inv is not None:
+            g *= inv[work]
+            h *= inv[work] ** 2
+        g += lam * aw
+        h += lam
+        lw = np.where(g < 0, aw, lo[work])
+        hw = np.where(g > 0, aw, hi[work])
+        lo[work], hi[work] = lw, hw
         new = aw - g / np.maximum(h, 1e-300)
         # Newton can only leave the bracket on a finite side; a step lost to rounding lands
         # on the bracket's end and is not "outside".
-        lw, hw = lo[work], hi[work]
         outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
         new = np.where(outside, 0.5 * (lw + hw), new)
         a[work] = np.where(g == 0, aw, new)
@@ -136,6 +156,7 @@ def logistic_coordinate_moves(
                 break
             work = work[keep]
             view = view.subset(keep)
+            x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
     return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
 
 
@@ -161,6 +182,6 @@ def _objective_change(
     cols: Columns, a: np.ndarray, p_row: np.ndarray, t: np.ndarray, lam: float, n: int
 ) -> np.ndarray:
     """Q(w + a_j e_j) - Q(w) per column, from per-entry loss differences."""
-    z = cols.at_cols(a) * cols.x
+    z = cols.at_cols(a if cols.inv is None else a * cols.inv) * cols.x
     diff = loss_change(cols.at_rows(p_row), z, cols.at_rows(t))
     return cols.colsum(diff) / n + 0.5 * lam * a * a

@@ -31,11 +31,22 @@ class Design:
         Behave as if every column had its mean subtracted.
     standardize : bool
         Behave as if every column were divided by its scale (``engine.scaling.column_scale``
-        with ``centered=center``: the standard deviation with centring, else the root mean
-        square); ``scale`` holds the scales (None without).
+        with ``centered=scale_centered``: the standard deviation, else the root mean square);
+        ``scale`` holds the scales (None without).
+    scale_centered : bool or None
+        Whether the scale is the standard deviation; default ``center``. A loss with an
+        unpenalised intercept but no implicit centring (logistic) scales by the standard
+        deviation without centring.
     """
 
-    def __init__(self, X, *, center: bool, standardize: bool = False) -> None:
+    def __init__(
+        self,
+        X,
+        *,
+        center: bool,
+        standardize: bool = False,
+        scale_centered: bool | None = None,
+    ) -> None:
         if sp.issparse(X):
             # CSC: column slices are cheap and X.T @ r runs as a CSR product.
             X = sp.csc_matrix(X, dtype=np.float64)
@@ -62,7 +73,8 @@ class Design:
         self.scale: np.ndarray | None = None
         self._inv: np.ndarray | None = None  # 1 / scale
         if standardize:
-            self.scale = scale_from_sums(raw_sq / n, col_sum / n, centered=center)
+            centered = center if scale_centered is None else scale_centered
+            self.scale = scale_from_sums(raw_sq / n, col_sum / n, centered=centered)
             self._inv = 1.0 / self.scale
             raw_sq = raw_sq * self._inv**2
             col_sum = col_sum * self._inv

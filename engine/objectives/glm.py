@@ -110,16 +110,28 @@ class GLMObjective(Objective):
     lam : float, default 0.0
         Ridge weight.
     fit_intercept : bool, default True
+    standardize : bool, default False
+        Columns divided by their scales inside the products (``Design``); only for losses
+        whose forward scores read the scales too (``Logistic``, ``folds_scaling``).
     """
 
     capabilities = frozenset({"linear"})
 
     def __init__(
-        self, X, y, loss: SmoothLoss, *, lam: float = 0.0, fit_intercept: bool = True
+        self,
+        X,
+        y,
+        loss: SmoothLoss,
+        *,
+        lam: float = 0.0,
+        fit_intercept: bool = True,
+        standardize: bool = False,
     ) -> None:
         if not np.isfinite(lam) or lam < 0:
             raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-        self.design = Design(X, center=False)
+        # The scale as engine.select's scaled copy had it: the standard deviation with an
+        # intercept (which absorbs the centring), else the root mean square.
+        self.design = Design(X, center=False, standardize=standardize, scale_centered=fit_intercept)
         self.n_samples, self.n_features = self.design.n_samples, self.design.n_features
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != self.n_samples:

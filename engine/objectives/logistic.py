@@ -59,12 +59,21 @@ class Logistic(GLMObjective):
     lam : float, default 1e-4
         Ridge weight (the paper's UCI setting; 0.01 in its synthetic study).
     fit_intercept : bool, default True
+    standardize : bool, default False
+        Fit on the columns divided by their scales (root mean square without an intercept,
+        standard deviation with one: ``engine.scaling.column_scale``), folded into the products
+        and the forward scores' per-column sums instead of a scaled copy of X (``Design``,
+        ``Columns.inv``); ``design.scale`` holds them. ``engine.select(standardize=True)`` asks
+        for it.
     """
 
     name = "logistic"
     capabilities = frozenset({"linear", "l1-path", "splicing"})
+    folds_scaling = True  # accepts standardize=True (engine.select then copies no X)
 
-    def __init__(self, X, y, *, lam: float = 1e-4, fit_intercept: bool = True) -> None:
+    def __init__(
+        self, X, y, *, lam: float = 1e-4, fit_intercept: bool = True, standardize: bool = False
+    ) -> None:
         y = np.asarray(y).ravel()
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
@@ -73,7 +82,9 @@ class Logistic(GLMObjective):
                 f"{len(self.classes_)}: {self.classes_[:5].tolist()}"
             )
         t = (y == self.classes_[1]).astype(np.float64)
-        super().__init__(X, t, LogLoss(), lam=lam, fit_intercept=fit_intercept)
+        super().__init__(
+            X, t, LogLoss(), lam=lam, fit_intercept=fit_intercept, standardize=standardize
+        )
         self.t = self.y
         self.column_stats = ColumnStats(self.columns, self.design)
 

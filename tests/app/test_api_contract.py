@@ -60,6 +60,9 @@ COVERED = {
         ("get", "/api/runs/{run_id}/why-not/{feature}"),
     ],
     "test_jobs_workers::test_cancel_while_running": [("post", "/api/runs/{run_id}/cancel")],
+    "test_api_estimate::test_a_big_configuration_gets_the_sentence_and_faster_settings": [
+        ("get", "/api/datasets/{dataset_id}/estimate"),
+    ],
     "test_api_cv::test_a_study_runs_its_folds_as_runs_and_matches_the_engine": [
         ("post", "/api/cv"),
         ("get", "/api/cv/{cv_id}"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Header, Query, Response, UploadFile
+from fastapi import APIRouter, Form, Header, Query, Request, Response, UploadFile
 from pydantic import Field
 
 from app.ingest.words import Words
@@ -17,7 +17,9 @@ from app.models import (
     Message,
     UploadOptions,
 )
-from app.services import datasets
+from app.models.estimate import EstimatePublic
+from app.models.fields import MAX_K
+from app.services import datasets, estimates
 from app.web.deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
@@ -112,6 +114,28 @@ def preview_dataset(
     """``limit`` rows from ``offset``; fewer on a wide data set (at most 200,000 cells)."""
     dataset = datasets.get_dataset(session, dataset_id)
     return datasets.preview(store, dataset, offset, limit)
+
+
+@router.get(
+    "/{dataset_id}/estimate",
+    response_model=EstimatePublic,
+    responses={404: {"model": Message}},
+)
+def estimate_run(
+    request: Request,
+    session: SessionDep,
+    dataset_id: Id,
+    algorithm: str | None = None,
+    objective: str | None = None,
+    k: Annotated[int | None, Query(ge=1, le=MAX_K)] = None,
+):
+    """How long a run with these settings is predicted to take on this data set, before it
+    starts (a cost model from its shape: docs/api.md). Other query keys are the algorithm's
+    and objective's parameters (``path_end=sparsity``, ``max_steps=80``, ``lam=0.01``). A long
+    run's ``sentence`` names faster settings and what they change."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    query = request.query_params
+    return {"estimate": estimates.for_dataset(dataset, algorithm, objective, k, query).to_dict()}
 
 
 @router.patch("/{dataset_id}", response_model=DatasetPublic, responses=READ)

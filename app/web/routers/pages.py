@@ -75,6 +75,22 @@ def run_params(
     return render(request, "partials/run_params.html", context)
 
 
+@router.get("/datasets/{dataset_id}/run-estimate")
+def run_estimate(
+    request: Request,
+    session: SessionDep,
+    dataset_id: Id,
+    algorithm: str | None = None,
+    objective: str | None = None,
+    k: str | None = None,
+) -> Response:
+    """The run form's warning of a long run (empty when the run is short or the form's
+    values are not a valid run yet: submitting says what to fix)."""
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    context = home_view.run_estimate(dataset, algorithm, objective, k, request.query_params)
+    return render(request, "partials/run_estimate.html", context)
+
+
 @router.get("/datasets/{dataset_id}/cv-params")
 def cv_params(
     request: Request,

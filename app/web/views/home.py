@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlmodel import Session, col, select
 
 import engine
-from app.errors import NotFound
+from app.errors import InvalidInput, NotFound
 from app.models import Comparison, Dataset, RunConfig, Task
-from app.services import catalog
+from app.services import catalog, estimates
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
+from engine.estimate import duration
 
 # --------------------------------------------------------------------------- forms
 
@@ -47,6 +49,23 @@ def run_form(
         "objective": next(o for o in usable if o["name"] == chosen),
         "k_value": k if k not in (None, "") else catalog.default_k(dataset),
     }
+
+
+def run_estimate(
+    dataset: Dataset,
+    algorithm: str | None,
+    objective: str | None,
+    k: str | None,
+    query: Mapping[str, str],
+) -> dict[str, Any]:
+    """The run form's estimate block: the estimate, or None while the form's values are no
+    valid run (the form says what to fix when it is submitted)."""
+    try:
+        k_value = int(k) if k not in (None, "") else None
+        found = estimates.for_dataset(dataset, algorithm, objective, k_value, query, strict=False)
+    except (ValueError, InvalidInput):
+        found = None
+    return {"dataset": dataset, "estimate": found, "duration": duration}
 
 
 def _blocked(name: str, dataset: Dataset) -> str | None:
