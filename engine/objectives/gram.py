@@ -143,8 +143,8 @@ class GramActiveSet(ActiveSet):
         obj = self.objective
         old = self.value
         if self.k:
-            z = solve_triangular(self._chol, obj.xy[self.support], lower=True)
-            self._w = solve_triangular(self._chol, z, lower=True, trans="T")
+            z = solve_triangular(self._chol, obj.xy[self.support], lower=True, check_finite=False)
+            self._w = solve_triangular(self._chol, z, lower=True, trans="T", check_finite=False)
             self._corr = obj.xy - obj.gram[:, self.support] @ self._w
             explained = float(z @ z)
         else:
@@ -161,7 +161,7 @@ class GramActiveSet(ActiveSet):
         k = self.k
         g = obj.gram[self.support, j]
         xx = float(obj.gram[j, j])
-        l = solve_triangular(self._chol, g, lower=True) if k else g
+        l = solve_triangular(self._chol, g, lower=True, check_finite=False) if k else g
         d2 = xx - float(l @ l)
         if xx <= 0.0 or obj.sq_norms[j] == 0.0 or d2 <= _COLLINEAR_TOL * xx:
             raise CollinearFeature(f"feature {j} is (numerically) in the span of the support")
@@ -177,7 +177,9 @@ class GramActiveSet(ActiveSet):
         self.support.remove(j)
         s = self.support
         self._chol = (
-            cholesky(self.objective.gram[np.ix_(s, s)], lower=True) if s else np.zeros((0, 0))
+            cholesky(self.objective.gram[np.ix_(s, s)], lower=True, check_finite=False)
+            if s
+            else np.zeros((0, 0))
         )
         return -self._refresh()
 
@@ -216,7 +218,7 @@ class GramActiveSet(ActiveSet):
         k = self.k
         if k == 0:
             return np.zeros(0)
-        inv_l = solve_triangular(self._chol, np.eye(k), lower=True)
+        inv_l = solve_triangular(self._chol, np.eye(k), lower=True, check_finite=False)
         g_inv_diag = np.einsum("ij,ij->j", inv_l, inv_l)
         return self._w**2 / (2 * self.objective.n_samples * g_inv_diag)
 
@@ -225,7 +227,9 @@ class GramActiveSet(ActiveSet):
         obj = self.objective
         sq = obj.sq_norms
         if self.k:
-            t = solve_triangular(self._chol, obj.gram[self.support, :], lower=True)
+            t = solve_triangular(
+                self._chol, obj.gram[self.support, :], lower=True, check_finite=False
+            )
             perp = sq - np.einsum("ij,ij->j", t, t)
         else:
             perp = sq

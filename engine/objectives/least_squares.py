@@ -117,7 +117,7 @@ class LeastSquaresActiveSet(ActiveSet):
         k = self.k
         old = self.value
         if k:
-            self._w = cho_solve((self._chol[:k, :k], True), self._xty[:k])
+            self._w = cho_solve((self._chol[:k, :k], True), self._xty[:k], check_finite=False)
             self.residual = self.objective.y_centered - self._block.matvec(self._w)
         else:
             self._w = np.zeros(0)
@@ -145,7 +145,7 @@ class LeastSquaresActiveSet(ActiveSet):
         k = self.k
         g = self._block.rmatvec(x)
         xx = float(x @ x)
-        l = solve_triangular(self._chol[:k, :k], g, lower=True) if k else g
+        l = solve_triangular(self._chol[:k, :k], g, lower=True, check_finite=False) if k else g
         d2 = xx - float(l @ l)
         if xx == 0.0 or d2 <= _COLLINEAR_TOL * xx:
             raise CollinearFeature(f"feature {j} is (numerically) in the span of the support")
@@ -170,7 +170,7 @@ class LeastSquaresActiveSet(ActiveSet):
         if k:
             # A principal submatrix of a positive definite matrix stays positive definite;
             # refactorising (k^3/3) is cheaper than it sounds next to one X^T r at these sizes.
-            self._chol[:k, :k] = cholesky(self._gram[:k, :k], lower=True)
+            self._chol[:k, :k] = cholesky(self._gram[:k, :k], lower=True, check_finite=False)
         return -self._refresh()
 
     def copy(self) -> LeastSquaresActiveSet:
@@ -213,7 +213,7 @@ class LeastSquaresActiveSet(ActiveSet):
         k = self.k
         if k == 0:
             return np.zeros(0)
-        inv_l = solve_triangular(self._chol[:k, :k], np.eye(k), lower=True)
+        inv_l = solve_triangular(self._chol[:k, :k], np.eye(k), lower=True, check_finite=False)
         g_inv_diag = np.einsum("ij,ij->j", inv_l, inv_l)
         return self._w**2 / (2 * self.objective.n_samples * g_inv_diag)
 
@@ -245,8 +245,8 @@ class LeastSquaresActiveSet(ActiveSet):
             return out
         chol = self._chol[:k, :k]
         C = np.vstack([self.design.rmatvec(self.design.column(s)) for s in self.support])
-        M = cho_solve((chol, True), C)
-        inv_l = solve_triangular(chol, np.eye(k), lower=True)
+        M = cho_solve((chol, True), C, check_finite=False)
+        inv_l = solve_triangular(chol, np.eye(k), lower=True, check_finite=False)
         h = np.einsum("ij,ij->j", inv_l, inv_l)  # diag(H)
         a = self.design.rmatvec(self.residual)
         sq = self.design.sq_norms
