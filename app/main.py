@@ -120,7 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(
         BodyLimit,
-        upload_path="/api/datasets",
+        # File uploads: data sets, and lesson files (through the API or the /teach form).
+        upload_paths=("/api/datasets", "/api/lessons/import", "/lessons/import"),
         upload_bytes=settings.max_upload_bytes,
         other_bytes=settings.max_json_kb * 1024,
         idle_seconds=settings.body_idle_seconds,
