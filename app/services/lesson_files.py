@@ -220,8 +220,15 @@ def parse(data: bytes) -> LessonFile:
             "export the lesson again",
             loc=("file",),
         ) from None
-    except ValueError as exc:
-        raise InvalidInput(str(exc), loc=("file",)) from None
+    except RecursionError:
+        raise InvalidInput(
+            "the file nests lists too deeply for a lesson file", loc=("file",)
+        ) from None
+    except ValueError as exc:  # NaN or Infinity (_no_constant), or an integer of 4,300+ digits
+        message = (
+            str(exc) if "no number" in str(exc) else "the file holds a number too long to read"
+        )
+        raise InvalidInput(message, loc=("file",)) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise InvalidInput(
             f'this is no lesson file: a lesson file is a JSON object with "format": "{FORMAT}"',

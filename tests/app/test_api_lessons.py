@@ -170,6 +170,10 @@ BAD_FILES = {
     "negative step": (changed("lesson.steps", [-1]), 422, "greater than or equal to 0"),
     "unknown algorithm": (changed("run.algorithm", "magic"), 422, "magic"),
     "bad class codes": (changed("dataset.task", "classification"), 422, "two classes"),
+    "nested": (b"[" * 100_000, 422, "nests"),
+    "overflowing": (json.dumps(good_file()).replace("0.0,", "1e999,", 1).encode(), 422, "finite"),
+    "k above d": (changed("run.k", 50), 422, "k must be between 1 and 3"),
+    "NUL in a name": (changed("dataset.name", "a\x00b"), 422, "NUL"),
     "huge": (b" " * (lesson_files.MAX_FILE_BYTES + 1), 413, "16 MB"),
 }
 
