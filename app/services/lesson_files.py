@@ -37,7 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, select
 
 from app import storage
-from app.errors import InvalidInput, TooLarge
+from app.errors import Conflict, InvalidInput, TooLarge
 from app.ingest import columns
 from app.jobs.backend import JobBackend
 from app.jobs.evaluation import check_split
@@ -46,6 +46,7 @@ from app.models import (
     IdempotencyKey,
     Run,
     RunConfig,
+    RunStatus,
     SavedLesson,
     SplitOptions,
     Task,
@@ -125,9 +126,14 @@ class LessonFile(SQLModel):
 
 
 def export(session: Session, store: ArrayStore, lesson_id: int) -> dict[str, Any]:
-    """The lesson's file contents; TooLarge above MAX_CELLS (said before anything is read)."""
+    """The lesson's file contents; Conflict before its run has finished, TooLarge above
+    MAX_CELLS (said before anything is read)."""
     lesson = saved_lessons.get(session, lesson_id)
     run = run_service.get_run(session, lesson.run_id)
+    if run.status != RunStatus.done:  # its trace is what the file's questions come from
+        raise Conflict(
+            f"the lesson's run {run.id} is {run.status}: export the lesson once it has finished"
+        )
     ds = dataset_service.get_dataset(session, run.dataset_id)
     cells = ds.n_samples * (ds.n_features + 1)
     if cells > MAX_CELLS:

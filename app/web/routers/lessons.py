@@ -64,6 +64,7 @@ def delete_lesson(session: SessionDep, lesson_id: Id) -> None:
     responses={
         **NOT_FOUND,
         200: {"content": {"application/json": {}}, "description": "The lesson file."},
+        409: {"model": Message, "description": "The lesson's run has not finished."},
         413: {
             "model": Message,
             "description": f"The data set has more than {lesson_files.MAX_CELLS:,} cells.",
