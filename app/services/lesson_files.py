@@ -40,7 +40,7 @@ from app import storage
 from app.errors import Conflict, InvalidInput, TooLarge
 from app.ingest import columns
 from app.jobs.backend import JobBackend
-from app.jobs.evaluation import check_split
+from app.jobs.evaluation import check_split, split_rows
 from app.models import (
     Dataset,
     IdempotencyKey,
@@ -350,9 +350,11 @@ def _key(digest: str) -> str:
 def _config_of(f: LessonFile, dataset: Dataset, y: np.ndarray) -> dict[str, Any]:
     """The run's parameters checked against the data set, as a submitted run's would be."""
     config = f.run.model_copy(update={"record_candidates": True})
-    if problem := check_split(y, dataset.task, config.test_fraction, config.seed or 0):
+    seed = config.seed or 0
+    if problem := check_split(y, dataset.task, config.test_fraction, seed):
         raise InvalidInput(problem, loc=("file", "run", "test_fraction"))
-    return run_service.validate_config(config, dataset, loc=("file", "run"))
+    n_train = len(split_rows(y, dataset.task, config.test_fraction, seed)[0])
+    return run_service.validate_config(config, dataset, loc=("file", "run"), n_train=n_train)
 
 
 def import_file(
@@ -406,7 +408,7 @@ def import_file(
             store.discard(saved)
         if seen := _imported(session, digest):
             return seen, False
-        raise
+        raise Conflict("this lesson file is being imported at this moment; send it again") from None
     except BaseException:
         session.rollback()
         if saved is not None:

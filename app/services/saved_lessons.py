@@ -39,7 +39,7 @@ def default_steps(session: Session, run: Run) -> list[int]:
     return [q.step for q in classroom.questions_of(events, names)]
 
 
-def finished_run(session: Session, run_id: int, loc: str = "run_id") -> Run:
+def finished_run(session: Session, run_id: int, loc: tuple[str, ...] = ("body", "run_id")) -> Run:
     """A finished run whose trace can make a lesson; 4xx saying why not."""
     run = run_service.get_selection_run(session, run_id)
     if run.status != RunStatus.done:
@@ -50,14 +50,14 @@ def finished_run(session: Session, run_id: int, loc: str = "run_id") -> Run:
         raise InvalidInput(
             f"run {run_id} did not record candidate scores, so its steps ask nothing: run it "
             "again with record_candidates (POST /api/runs/{id}/rerun does)",
-            loc=("body", loc),
+            loc=loc,
         )
     return run
 
 
 def questions(session: Session, run_id: int) -> list[LessonQuestion]:
     """Every question a finished run can ask, the classroom's default choice marked."""
-    run = finished_run(session, run_id)
+    run = finished_run(session, run_id, ("query", "run_id"))
     chosen = set(default_steps(session, run))
     return [
         LessonQuestion(
