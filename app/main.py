@@ -26,6 +26,7 @@ from app.web.middleware import BodyLimit, Options, SecurityHeaders
 from app.web.rendering import static_files, unknown_url
 from app.web.routers.api import api_router, health_router
 from app.web.routers.classroom import router as classroom_router
+from app.web.routers.lesson_pages import router as lesson_pages_router
 from app.web.routers.pages import router as pages_router
 from app.web.routers.signin import router as signin_router
 
@@ -120,7 +121,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(
         BodyLimit,
-        upload_path="/api/datasets",
+        # File uploads: data sets, and lesson files (through the API or the /teach form).
+        upload_paths=("/api/datasets", "/api/lessons/import", "/lessons/import"),
         upload_bytes=settings.max_upload_bytes,
         other_bytes=settings.max_json_kb * 1024,
         idle_seconds=settings.body_idle_seconds,
@@ -134,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(signin_router)
     app.include_router(pages_router)
     app.include_router(classroom_router)
+    app.include_router(lesson_pages_router)
     app.mount("/static", static_files(), name="static")
     app.openapi = documented_openapi(app, keyed=settings.api_key is not None)  # type: ignore[method-assign]
     return app

@@ -42,6 +42,10 @@ SLOW: dict[str, set[str]] = {
         "test_a_study_on_postgresql",  # 19 s
         "test_a_failing_fold_fails_the_study_with_its_reason",  # 26 s
     },
+    "app/test_api_lessons.py": {
+        "test_a_lesson_exported_and_imported_asks_the_same_questions",  # 12 s, 27 s on PG
+        "test_a_lesson_checks_its_steps_against_the_trace",  # 8 s
+    },
     "app/test_api_runs.py": {
         "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
     },

@@ -62,6 +62,12 @@ from app.models.run import (
     seconds_left,
     standalone,
 )
+from app.models.saved_lesson import (
+    LessonQuestion,
+    SavedLesson,
+    SavedLessonCreate,
+    SavedLessonPublic,
+)
 from app.models.stability import (
     StabilityCreate,
     StabilityMethod,
@@ -106,6 +112,7 @@ __all__ = [
     "FitMetrics",
     "Fraction",
     "IdempotencyKey",
+    "LessonQuestion",
     "Message",
     "NamedExchange",
     "Run",
@@ -116,6 +123,9 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "RunUpdate",
+    "SavedLesson",
+    "SavedLessonCreate",
+    "SavedLessonPublic",
     "SelectedFeature",
     "ServerError",
     "SplitOptions",

@@ -167,13 +167,13 @@ class BodyLimit:
         self,
         app: ASGIApp,
         *,
-        upload_path: str,
+        upload_paths: tuple[str, ...],
         upload_bytes: int,
         other_bytes: int,
         idle_seconds: float = BODY_IDLE_SECONDS,
     ) -> None:
         self.app = app
-        self.upload_path = upload_path
+        self.upload_paths = upload_paths
         self.upload_bytes = upload_bytes
         self.other_bytes = other_bytes
         self.idle_seconds = idle_seconds
@@ -182,7 +182,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["path"] == self.upload_path:
+        if scope["path"] in self.upload_paths:
             limit = self.upload_bytes + FORM_OVERHEAD_BYTES
             message = f"uploads are limited to {_size(self.upload_bytes)} (MAX_UPLOAD_MB)"
         else:

@@ -36,6 +36,17 @@ COVERED = {
     "test_api_datasets::test_patch_renames_and_describes_a_dataset": [
         ("patch", "/api/datasets/{dataset_id}"),
     ],
+    "test_api_lessons::test_a_lesson_exported_and_imported_asks_the_same_questions": [
+        ("get", "/api/lessons/questions"),
+        ("post", "/api/lessons"),
+        ("get", "/api/lessons"),
+        ("get", "/api/lessons/{lesson_id}/export"),
+        ("post", "/api/lessons/import"),
+    ],
+    "test_api_lessons::test_a_lesson_checks_its_steps_against_the_trace": [
+        ("get", "/api/lessons/{lesson_id}"),
+        ("delete", "/api/lessons/{lesson_id}"),
+    ],
     "test_api_runs::test_list_runs_filters": [("get", "/api/runs")],
     "test_api_runs::test_rerun_builds_the_new_run_from_the_stored_one": [
         ("post", "/api/runs/{run_id}/rerun")

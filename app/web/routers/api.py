@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from app.config import Settings
 from app.services import health
 from app.web.deps import BackendDep, SessionDep, StoreDep, api_key_scheme
-from app.web.routers import catalog, cv, datasets, runs, stability
+from app.web.routers import catalog, cv, datasets, lessons, runs, stability
 
 
 def api_router(settings: Settings) -> APIRouter:
@@ -22,6 +22,7 @@ def api_router(settings: Settings) -> APIRouter:
     router.include_router(runs.router)
     router.include_router(cv.router)
     router.include_router(stability.router)
+    router.include_router(lessons.router)
     return router
 
 

@@ -24,6 +24,7 @@ from app.web.views import home as home_view
 from app.web.views import judge as judge_view
 from app.web.views import run as run_view
 from app.web.views import runs_table
+from app.web.views import saved_lessons as saved_lesson_view
 from app.web.views import stability as stability_view
 from app.web.views import teach as teach_view
 
@@ -235,7 +236,8 @@ def api_docs(request: Request) -> Response:
 
 @router.get("/teach")
 def teach_index(request: Request, session: SessionDep) -> Response:
-    return render(request, "teach_index.html", teach_view.teach_index(session))
+    context = {**teach_view.teach_index(session), **saved_lesson_view.saved(session)}
+    return render(request, "teach_index.html", context)
 
 
 @router.post("/teach/lessons/{key}")
