@@ -125,12 +125,12 @@ function inferTask(form) {
   let classes = null;
   let text;
   if (!numeric && forced === "regression") text = "Regression needs a numeric target; this one holds text.";
-  else if (told.length && forced !== "regression") {
-    classes = labels;
-    text = `${labels.length} classes ${seen} (${labels.slice(0, 6).join(", ")}${labels.length > 6 ? ", …" : ""}): choose the positive class below.`;
-  } else if (coded && !forced) {
+  else if (coded && !forced) {
     classes = labels;
     text = `${labels.length} distinct integers ${seen} (${labels.join(", ")}): class labels or a quantity? Choose regression under Task, or the class to predict below.`;
+  } else if (told.length && forced !== "regression") {
+    classes = labels;
+    text = `${labels.length} classes ${seen} (${labels.slice(0, 6).join(", ")}${labels.length > 6 ? ", …" : ""}): choose the positive class below.`;
   } else if (labels.length === 1) text = `The target holds the single value ${labels[0]} ${seen}: it must vary.`;
   else if (labels.length === 2) text = `Classification: ${labels.join(" / ")} (${seen}).`;
   else if (numeric && forced !== "classification") text = `Regression: a numeric target with ${labels.length} values ${seen}.`;
