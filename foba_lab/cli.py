@@ -166,7 +166,20 @@ TABLE_FIELDS = (
     "missing",
     "id_columns",
     "positive_class",
+    "na_values",
+    "categorical_missing",
+    "reference_level",
 )
+
+
+class _StoreGiven(argparse._StoreAction):
+    """A store action that also notes its option as given on the command line: the task of a
+    target whose few integer values may be classes is asked for unless --objective was given
+    (its default cannot say which task is meant)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        super().__call__(parser, namespace, values, option)
+        namespace.given = {*getattr(namespace, "given", ()), self.dest}
 
 
 def add_table_options(command: argparse.ArgumentParser) -> None:
@@ -176,6 +189,7 @@ def add_table_options(command: argparse.ArgumentParser) -> None:
     )
     for field in TABLE_FIELDS:
         table.add_argument(option(field), **_field_argument(field))
+    command.register("action", None, _StoreGiven)  # options added after this one too
 
 
 def _field_argument(name: str) -> dict[str, Any]:
@@ -216,7 +230,9 @@ def read_table(args: argparse.Namespace, task: str) -> Table:
     )
     try:
         with open(args.csv, "rb") as raw:
-            return parse_csv(raw, opts, limits, CommandWords())
+            table = parse_csv(raw, opts, limits, CommandWords())
+        _ask_task(table, "objective" in getattr(args, "given", ()))
+        return table
     except FileNotFoundError:
         raise UsageError(f"no such file: {args.csv}") from None
     except IsADirectoryError:
@@ -228,13 +244,33 @@ def read_table(args: argparse.Namespace, task: str) -> Table:
         raise UsageError(f"{args.csv}: {exc.message}") from None
 
 
+def _ask_task(table: Table, objective_given: bool) -> None:
+    """A numeric target of a few integers read as a quantity by the default objective: ask
+    whether they are class labels, as the upload asks (app.ingest.problems.task_problem)."""
+    from app.ingest.problems import integer_classes, task_problem
+
+    if objective_given or table.task != Task.regression:
+        return
+    if classes := integer_classes(table.y):
+        raise task_problem(table.target, classes, CommandWords())
+
+
 def _notes(table: Table) -> list[str]:
     """What reading the table did besides reading it (columns left out, rows dropped)."""
     meta = table.meta
     notes = [f"column {name!r} left out ({why})" for name, why in meta["excluded"].items()]
     if table.dropped_rows and meta["missing"] == "drop":
         notes.append(f"{table.dropped_rows} rows with a missing value dropped")
-    notes += [f"{n} missing cells of {name!r} imputed" for name, n in meta["imputed"].items()]
+    imputed_as = meta.get("imputed_levels", {})
+    notes += [
+        f"{n} missing cells of {name!r} imputed"
+        + (f" as level {imputed_as[name]!r}" if name in imputed_as else "")
+        for name, n in meta["imputed"].items()
+    ]
+    notes += [
+        f"column {name!r}: level {level!r} left out as the reference"
+        for name, level in meta.get("reference_levels", {}).items()
+    ]
     return notes + meta["notes"]
 
 

@@ -153,8 +153,8 @@ def test_bad_input_as_a_subprocess(tmp_path) -> None:
         "an indicator column per value, city=value, selected as one group by group methods), "
         "or leave 'city' out of --features\n"
         "and: missing or infinite values: column 'city' has 1 missing (first at row 2); use "
-        "--missing drop or --missing impute (the column mean fills feature cells; rows without "
-        "a target value are dropped)\n"
+        "--missing drop or --missing impute (the column mean fills numeric feature cells, the "
+        "most frequent level text ones; rows without a target value are dropped)\n"
     )
     missing = foba_lab("select", str(tmp_path / "none.csv"), "--target", "y")
     assert missing.returncode == 2 and "no such file" in missing.stderr
@@ -428,3 +428,75 @@ def test_why_not_an_unknown_column_exits_2(data, capsys) -> None:
     path, _, _ = data
     assert main(["select", str(path), "--target", "y", "--k", "1", "--why-not", "nope"]) == 2
     assert "--why-not: no column 'nope'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- issue 25
+
+CARS = Path(__file__).resolve().parent / "fixtures" / "cars93_airbags.csv"
+
+
+def test_the_issue_25_options_read_as_the_upload_reads(tmp_path, capsys) -> None:
+    """Four classes sorted by class, a target of few integers (asked about unless
+    --objective says), Cars93's AirBags 'None' kept as a category with --na-values."""
+    classes = tmp_path / "sorted.csv"
+    classes.write_text(
+        "a,b,y\n"
+        + "".join(
+            f"{k + 0.1 * i:.2f},{(i * 7) % 5},{c}\n" for k, c in enumerate("pqrs") for i in range(8)
+        )
+    )
+    assert main(["select", str(classes), "--target", "y", "--objective", "logistic"]) == 2
+    assert "has 4 classes ('p', 'q', 'r', 's')" in capsys.readouterr().err
+    chosen = _select_json(
+        capsys,
+        classes,
+        "--target",
+        "y",
+        "--objective",
+        "logistic",
+        "--positive-class",
+        "r",
+        "--k",
+        "1",
+    )
+    assert chosen["n_samples"] == 32
+
+    coded = tmp_path / "coded.csv"
+    coded.write_text("a,b,y\n" + "".join(f"{i * 0.5},{(i * 3) % 7},{i % 3}\n" for i in range(30)))
+    assert main(["select", str(coded), "--target", "y", "--k", "1"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "target column 'y' holds 3 distinct integers (0, 1, 2): class labels or a quantity? " in err
+    )
+    assert (
+        "use --objective least_squares to predict the number, or use --objective logistic " in err
+    )
+    assert "--positive-class <one of them>" in err
+    assert _select_json(capsys, coded, "--target", "y", "--objective", "least_squares", "--k", "1")
+    logistic = ["--objective", "logistic", "--positive-class", "2", "--k", "1"]
+    assert _select_json(capsys, coded, "--target", "y", *logistic)["n_samples"] == 30
+
+    assert main(["select", str(CARS), "--target", "Price", "--text-columns", "onehot"]) == 2
+    assert "column 'AirBags' has 34 missing" in capsys.readouterr().err
+    options = ["--text-columns", "onehot", "--missing", "impute", "--na-values", "NA"]
+    every = _select_json(capsys, CARS, "--target", "Price", *options, "--k", "1")
+    assert every["n_samples"] == 93 and every["n_features"] == 12  # 6 types, 3 bags, 3 numbers
+    assert (
+        main(
+            [
+                "select",
+                str(CARS),
+                "--target",
+                "Price",
+                *options,
+                "--reference-level",
+                "most_frequent",
+                "--k",
+                "1",
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "note: column 'AirBags': level 'Driver only' left out as the reference" in err
+    assert "note: 2 missing cells of 'Rear.seat.room' imputed" in err

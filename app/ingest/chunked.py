@@ -22,7 +22,8 @@ its float64 copy, plus the d x d statistics.
 
 Encoding, as the app's CSV preparation does it: a text column becomes one indicator column
 ``column=value`` per category (sorted, every level kept), all in one feature group; a cell that
-is empty or spells a missing value (``app.ingest.table.NA_TOKENS``), NaN or infinite is missing. A
+is empty or spells a missing value (``na_values``, default ``app.ingest.table.NA_TOKENS``, as the
+upload's option of that name), NaN or infinite is missing. A
 row with a missing feature or target cell is dropped (``missing="drop"``) or refused
 (``missing="error"``, the default), in every part the same way.
 """
@@ -44,7 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from app.ingest.table import NA_SPELLINGS
+from app.ingest.table import na_spellings, na_tokens
 from engine.statistics import StatisticsAccumulator, SufficientStatistics
 
 __all__ = [
@@ -59,7 +60,6 @@ __all__ = [
 ]
 
 MISSING_POLICIES = ("error", "drop")
-_NULLS = NA_SPELLINGS  # the one set of missing-value spellings (app.ingest.table)
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -79,6 +79,12 @@ class TableSchema:
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # text column -> levels
     features: tuple[str, ...] = ()  # the feature columns (numeric and text), in file order
     missing: str = "error"
+    na_values: tuple[str, ...] | None = None  # tokens meaning missing; None: the default set
+
+    @property
+    def nulls(self) -> list[str]:
+        """Spellings of a missing cell, as the upload's reader has them (app.ingest.table)."""
+        return na_spellings(na_tokens(self.na_values))
 
     @property
     def feature_names(self) -> list[str]:
@@ -114,6 +120,7 @@ class TableSchema:
             "categories": {k: list(v) for k, v in self.categories.items()},
             "features": list(self.features),
             "missing": self.missing,
+            "na_values": None if self.na_values is None else list(self.na_values),
         }
 
     @classmethod
@@ -127,6 +134,7 @@ class TableSchema:
             categories={str(k): tuple(v) for k, v in d["categories"].items()},
             features=tuple(d["features"]),
             missing=str(d["missing"]),
+            na_values=None if d.get("na_values") is None else tuple(d["na_values"]),
         )
 
 
@@ -183,7 +191,7 @@ def _convert_options(schema: TableSchema) -> Any:
     return pacsv.ConvertOptions(
         column_types=types,
         include_columns=[*schema.features, schema.target],
-        null_values=_NULLS,
+        null_values=schema.nulls,
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
     )
@@ -240,6 +248,7 @@ def scan_table(
     categorical: Sequence[str] | None = None,
     categories: dict[str, Sequence[str]] | None = None,
     missing: str = "error",
+    na_values: Sequence[str] | None = None,
     block_bytes: int = 1 << 24,
 ) -> TableSchema:
     """Fix the encoding of a table (a file, or a directory of files of one format).
@@ -256,7 +265,11 @@ def scan_table(
     categories : dict, optional
         Known levels per text column; the first pass is skipped for those columns.
     missing : {"error", "drop"}
+    na_values : sequence of str, optional
+        Cell values that mean missing (compared without case; an empty cell always is);
+        default ``app.ingest.table.NA_TOKENS``, as the upload's ``na_values``.
     """
+    nulls = na_spellings(na_tokens(na_values))
     if missing not in MISSING_POLICIES:
         raise StreamError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     files, kind = _files(path)
@@ -271,7 +284,7 @@ def scan_table(
             reader = pacsv.open_csv(
                 raw,
                 read_options=_read_options(block_bytes, columns),
-                convert_options=pacsv.ConvertOptions(null_values=_NULLS, strings_can_be_null=True),
+                convert_options=pacsv.ConvertOptions(null_values=nulls, strings_can_be_null=True),
             )
             types = {f.name: f.type for f in reader.schema}
     if target not in columns:
@@ -298,6 +311,7 @@ def scan_table(
         categories={c: known.get(c, ()) for c in ordered if c in text},
         features=tuple(ordered),
         missing=missing,
+        na_values=None if na_values is None else tuple(na_values),
     )
     todo = [c for c in schema.categories if c not in known]
     if todo:
@@ -359,7 +373,7 @@ def _raw_batches(
         convert = pacsv.ConvertOptions(
             column_types={c: pa.string() for c in columns},
             include_columns=columns,
-            null_values=_NULLS,
+            null_values=schema.nulls,
             strings_can_be_null=True,
             quoted_strings_can_be_null=True,
         )

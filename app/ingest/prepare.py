@@ -10,6 +10,7 @@ is compacted in place inside the parse buffer, so memory stays one array.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -53,6 +54,8 @@ class Prepared:
     id_like: dict[str, str]  # column -> why it looks like an identifier
     excluded: dict[str, str]  # file column left out -> why
     one_hot: dict[str, list[str]]  # text column -> its values, in indicator order
+    reference_levels: dict[str, str] = field(default_factory=dict)  # text column -> level left out
+    imputed_levels: dict[str, str] = field(default_factory=dict)  # text column -> level filled in
     notes: list[str] = field(default_factory=list)
 
 
@@ -113,9 +116,16 @@ def prepare(
             f"only {n_keep} rows have no missing or infinite value; at least 2 are needed",
             loc=FILE,
         )
-    one_hot = {
-        name: sorted(col[name].labels) for name in kept if col[name].text
-    }  # onehot: the only way text columns get here
+    # onehot: the only way text columns get here
+    texts = [name for name in kept if col[name].text]
+    references = reference_option(opts.reference_level, texts, col, words)
+    levels = {
+        name: plan_levels(
+            col[name], table.column(index[name]), rows, opts, references.get(name, False)
+        )
+        for name in texts
+    }
+    one_hot = {name: plan.labels for name, plan in levels.items()}
     names, sources = _feature_names(kept, one_hot)
     cells = n_keep * len(names)
     if cells > limits.max_cells:
@@ -125,7 +135,7 @@ def prepare(
         )
     feature_columns = [index[name] for name in kept]
     if one_hot:
-        X = _one_hot(table, kept, feature_columns, one_hot, rows, n_keep, len(names))
+        X = _one_hot(table, kept, feature_columns, levels, rows, n_keep, len(names))
         y_raw = y_values[rows] if rows is not None else y_values.copy()
     else:  # y and X end up in the parse buffer itself: no second copy of the data
         both = compact(table.values, table.n_rows, rows, [index[target], *feature_columns])
@@ -133,6 +143,7 @@ def prepare(
     _refuse_huge(X, names, y_raw, target)
     task, y, classes = target_values(target_col, y_raw, opts, words)
     imputed = _impute(X, names) if opts.missing == "impute" else {}
+    imputed.update({name: plan.n_imputed for name, plan in levels.items() if plan.n_imputed})
     missing = [col[source].n_bad for source in sources] + [target_col.n_bad]
     notes = []
     dropped = table.n_rows - n_keep
@@ -151,6 +162,8 @@ def prepare(
         id_like=id_like,
         excluded=excluded,
         one_hot=one_hot,
+        reference_levels={n: p.reference for n, p in levels.items() if p.reference is not None},
+        imputed_levels={n: p.imputed_as for n, p in levels.items() if p.n_imputed},
         notes=notes,
     )
 
@@ -328,32 +341,138 @@ def _one_hot(
     table: Table,
     kept: list[str],
     columns: list[int],
-    one_hot: dict[str, list[str]],
+    levels: dict[str, Levels],
     rows: np.ndarray | None,
     n_keep: int,
     d: int,
 ) -> np.ndarray:
-    """X with every text column replaced by its indicator columns (NaN where it was missing,
-    for the missing-value policy to handle)."""
+    """X with every text column replaced by its indicator columns: 0 or 1, a missing cell as
+    its plan says (the most frequent level's, a level of its own), else NaN for the
+    missing-value policy to handle (it drops or refuses those rows)."""
     X = np.empty((n_keep, d), order="F")
     j = 0
     for name, source in zip(kept, columns, strict=True):
         cells = table.column(source)
         if rows is not None:
             cells = cells[rows]
-        if name not in one_hot:
+        if name not in levels:
             X[:, j] = cells
             j += 1
             continue
-        labels = table.columns[source].labels
-        for label in one_hot[name]:
-            code = labels[label]
+        plan = levels[name]
+        for code in plan.codes:
             for start, block in blocks(cells):
                 out = X[start : start + len(block), j]
+                missing = np.isnan(block)
+                if code is None:  # the level of missing cells
+                    out[:] = missing
+                    continue
                 out[:] = block == code
-                out[np.isnan(block)] = np.nan
+                if plan.imputed_as:  # the level it was given, whichever that is
+                    out[missing] = float(code == plan.fill)
+                else:
+                    out[missing] = np.nan
             j += 1
     return X
+
+
+# --------------------------------------------------------------------------- categoricals
+
+MISSING_LEVEL = "(missing)"  # the level of missing cells (categorical_missing=level)
+
+
+@dataclass
+class Levels:
+    """How one text column becomes indicator columns."""
+
+    labels: list[str]  # one per indicator column, in order (the reference level left out)
+    codes: list[float | None]  # the code of each label in the column (None: missing cells)
+    reference: str | None = None  # the level left out
+    fill: float | None = None  # the code a missing cell takes (imputed by the most frequent)
+    imputed_as: str = ""  # the level missing cells were given
+    n_imputed: int = 0
+
+
+def plan_levels(
+    column: Column,
+    values: np.ndarray,
+    rows: np.ndarray | None,
+    opts: UploadOptions,
+    reference: str | bool,
+) -> Levels:
+    """The indicators of a text column: its levels sorted, missing cells (of the rows kept)
+    given the most frequent level or a level of their own when imputing, and the reference
+    level (``reference``: that label, True for the most frequent, False for none) left out.
+    The most frequent is counted over the rows kept; a tie goes to the first in sort order."""
+    labels = sorted(column.labels)
+    codes: list[float | None] = [float(column.labels[label]) for label in labels]
+    counts = np.zeros(len(column.labels), dtype=np.int64)
+    n_missing = 0
+    for start, block in blocks(values):
+        if rows is not None:
+            block = block[rows[start : start + len(block)]]
+        present = block[np.isfinite(block) & (block >= 0)].astype(np.intp)
+        counts += np.bincount(present, minlength=len(counts))
+        n_missing += int(np.count_nonzero(np.isnan(block)))
+    by_label = [int(counts[int(code)]) for code in codes if code is not None]
+    most = labels[int(np.argmax(by_label))] if labels else None
+    plan = Levels(labels, codes)
+    if n_missing and opts.missing == "impute":
+        plan.n_imputed = n_missing
+        if opts.categorical_missing == "level":
+            plan.labels, plan.codes = [*labels, MISSING_LEVEL], [*codes, None]
+            plan.imputed_as = MISSING_LEVEL
+        elif most is not None:
+            plan.fill, plan.imputed_as = float(column.labels[most]), most
+    chosen = most if reference is True else reference or None
+    if chosen is not None and len(plan.labels) > 1:
+        at = plan.labels.index(chosen)
+        plan.reference = chosen
+        del plan.labels[at], plan.codes[at]
+    return plan
+
+
+def reference_option(
+    text: str, texts: list[str], col: dict[str, Column], words: Words
+) -> dict[str, str | bool]:
+    """The reference level of each one-hot encoded column: a level it names, True for its
+    most frequent, absent for none."""
+    text = text.strip()
+    if text in ("", "none"):
+        return {}
+    if text == "most_frequent":
+        return dict.fromkeys(texts, True)
+    loc = ("body", "reference_level")
+    said = words.field("reference_level")
+    if not text.startswith("{"):
+        raise InvalidInput(
+            f"{said} is {text!r}: give none, most_frequent or a JSON object {{column: level}}",
+            loc=loc,
+        )
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{said} is not valid JSON: {exc}", loc=loc) from None
+    if not isinstance(given, dict):
+        raise InvalidInput(f"{said} must be a JSON object {{column: level}}", loc=loc)
+    chosen: dict[str, str | bool] = dict.fromkeys(texts, True)
+    for name, level in given.items():
+        if name not in chosen:
+            raise InvalidInput(
+                f"{said} names {name!r}, which is no one-hot encoded column; those are "
+                f"{', '.join(repr(t) for t in texts) or 'none'}",
+                loc=loc,
+                column=name,
+            )
+        if str(level) not in col[name].labels:
+            shown = ", ".join(repr(v) for v in sorted(col[name].labels)[:20])
+            raise InvalidInput(
+                f"{said}: column {name!r} has no level {level!r}; its levels: {shown}",
+                loc=loc,
+                column=name,
+            )
+        chosen[name] = str(level)
+    return chosen
 
 
 def compact(

@@ -122,8 +122,9 @@ def missing_problems(
     return [
         InvalidInput(
             f"{words.lead('missing') or 'missing or infinite values: '}{'; '.join(parts)}; "
-            f"{words.choose('missing', 'drop', 'impute')} (the column mean fills feature cells; "
-            "rows without a target value are dropped)",
+            f"{words.choose('missing', 'drop', 'impute')} (the column mean fills numeric feature "
+            "cells, the most frequent level text ones; rows without a target value are "
+            "dropped)",
             loc=FILE,
             counts={c.name: c.n_bad for c in bad},
             options={"missing": ["drop", "impute"]},
@@ -201,10 +202,52 @@ def target_problems(
                 column=name,
             )
         ]
+    if opts.task is None and not column.text and (coded := integer_classes(values)):
+        return [task_problem(name, coded, words)]
     many = len(classes) > 2 and (column.text or opts.task == Task.classification)
     if many:
         return [_class_problem(name, classes, words, f"has {_count(classes)} classes")]
     return []
+
+
+MAX_CODED_CLASSES = 10  # a numeric target with at most so many integers may be class labels
+
+
+def integer_classes(values: np.ndarray) -> list[str] | None:
+    """The values of a numeric target that looks like class labels coded as integers (0/1/2,
+    0-9): 3 to MAX_CODED_CLASSES distinct integers, each met twice on average; else None."""
+    found = distinct_values(values, MAX_CODED_CLASSES)
+    n = int(np.count_nonzero(np.isfinite(values)))
+    if not 3 <= len(found) <= MAX_CODED_CLASSES or 2 * len(found) > n:
+        return None
+    if not np.array_equal(found, np.round(found)):
+        return None
+    return [f"{v:g}" for v in found]
+
+
+def task_problem(name: str, classes: list[str], words: Words) -> InvalidInput:
+    """A numeric target whose few integer values may be classes: which task is meant."""
+    shown = ", ".join(classes)
+    if words.form:
+        fix = (
+            f"{words.choose('task', 'regression')} to predict the number, or choose the class "
+            f"to predict under {words.field('positive_class')} (told from all the others)"
+        )
+    else:
+        positive = words.choose("positive_class", "<one of them>").split(" ", 1)[1]
+        fix = (
+            f"{words.choose('task', 'regression')} to predict the number, or "
+            f"{words.choose('task', 'classification')} with {positive} to predict that class "
+            "against all the others"
+        )
+    return InvalidInput(
+        f"{words.lead('task')}target column {name!r} holds {len(classes)} distinct integers "
+        f"({shown}): class labels or a quantity? {fix}",
+        loc=("body", "task"),
+        column=name,
+        classes=classes,
+        options={"task": ["regression", "classification"], "positive_class": classes},
+    )
 
 
 def _count(classes: list[str]) -> str:

@@ -10,7 +10,7 @@ pass, each with the first such cell, and memory stays one float64 per used cell 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +21,25 @@ from app.errors import InvalidInput, TooLarge
 from app.ingest.records import Block
 from app.ingest.stream import FILE, QUOTE
 
-NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none"})  # compared lower-cased
-NA_SPELLINGS = sorted({v for t in NA_TOKENS for v in (t, t.upper(), t.title(), t.capitalize())})
+# The tokens that mean a missing cell unless the upload says otherwise (``na_values``),
+# compared lower-cased; an empty cell is missing whatever is said.
+NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none"})
+
+
+def na_tokens(given: Iterable[str] | None) -> frozenset[str]:
+    """The lower-cased tokens that mean missing: the default set, or the given ones (and the
+    empty cell)."""
+    if given is None:
+        return NA_TOKENS
+    return frozenset({"", *(t.strip().lower() for t in given)})
+
+
+def na_spellings(tokens: frozenset[str]) -> list[str]:
+    """Exact spellings of the tokens, for readers that match cells exactly (pandas, Arrow)."""
+    return sorted({v for t in tokens for v in (t, t.upper(), t.title(), t.capitalize())})
+
+
+NA_SPELLINGS = na_spellings(NA_TOKENS)
 BOOLEANS = {"true": 1.0, "false": 0.0}  # as pandas' C parser reads them in a float column
 LABELS_PER_COLUMN = 10_000  # distinct text values remembered per column
 LABELS_IN_ALL = 200_000  # ... and in all columns together
@@ -64,6 +81,7 @@ class Table:
         max_cells: int,
         delimiter: str,
         decimal: str,
+        na: frozenset[str] = NA_TOKENS,
     ) -> None:
         self.columns = columns
         self.width = width
@@ -72,6 +90,8 @@ class Table:
         self.max_cells = max_cells
         self.delimiter = delimiter
         self.decimal = decimal
+        self.na = na  # lower-cased tokens that mean missing
+        self._na_spellings = na_spellings(na)
         self.n_labels = 0
 
     # ----------------------------------------------------------------------- reading blocks
@@ -112,7 +132,7 @@ class Table:
                 sep=self.delimiter,
                 decimal=self.decimal,
                 quotechar=QUOTE,
-                na_values=NA_SPELLINGS,
+                na_values=self._na_spellings,
                 keep_default_na=False,
                 skip_blank_lines=False,
                 index_col=False,
@@ -153,7 +173,7 @@ class Table:
         series = pd.Series(cells, dtype=object)
         stripped = series.where(series.notna(), "").astype(str).str.strip()
         lower = stripped.str.lower()
-        missing = lower.isin(NA_TOKENS).to_numpy()
+        missing = lower.isin(self.na).to_numpy()
         readable = stripped
         if self.decimal == ",":  # 1,5 is a number; 1.5 is not (it is not what the file uses)
             readable = stripped.where(~stripped.str.contains(".", regex=False), "x")

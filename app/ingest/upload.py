@@ -30,7 +30,7 @@ from app.ingest.stream import (
     text_pieces,
     text_sample,
 )
-from app.ingest.table import Column, Table
+from app.ingest.table import Column, Table, na_tokens
 from app.ingest.words import Words
 from app.models import Task, UploadOptions
 
@@ -100,7 +100,8 @@ def _parse(
     columns = [Column(name, position[name]) for name in [target, *features]]
     per_row = max(len(columns) - 1, 1)
     capacity = min(capacity, limits.max_cells // per_row + 1)
-    table = Table(columns, header.width, capacity, limits.max_cells, delimiter, opts.decimal)
+    na = na_tokens(na_values(opts.na_values, words))
+    table = Table(columns, header.width, capacity, limits.max_cells, delimiter, opts.decimal, na)
     for block in records:
         table.add(block)
     if records.ragged.count:
@@ -127,22 +128,56 @@ def _parse(
         missing=prepared.missing,
         delimiter=delimiter,
         dropped_rows=prepared.dropped_rows,
-        meta=_meta(prepared, [*notes, *header.notes], opts),
+        meta=_meta(prepared, [*notes, *header.notes], opts, na),
     )
 
 
-def _meta(prepared: Prepared, notes: list[str], opts: UploadOptions) -> dict[str, Any]:
+def _meta(
+    prepared: Prepared, notes: list[str], opts: UploadOptions, na: frozenset[str]
+) -> dict[str, Any]:
+    """How the file was prepared, kept with the data set (Dataset.meta) and shown on its page:
+    the options, the missing-value tokens, what each option did, and the file column of every
+    prepared column that is not one."""
     return {
         "decimal": opts.decimal,
         "text_columns": opts.text_columns,
         "missing": opts.missing,
+        "categorical_missing": opts.categorical_missing,
+        "reference_level": opts.reference_level,
+        "id_columns": opts.id_columns,
+        "task": opts.task.value if opts.task else None,
         "positive_class": opts.positive_class,
+        "na_values": sorted(na - {""}),
         "id_like": prepared.id_like,
         "excluded": prepared.excluded,
         "one_hot": prepared.one_hot,
+        "reference_levels": prepared.reference_levels,
         "imputed": prepared.imputed,
+        "imputed_levels": prepared.imputed_levels,
+        "sources": {
+            name: source
+            for name, source in zip(prepared.feature_names, prepared.sources, strict=True)
+            if name != source
+        },
         "notes": [*notes, *prepared.notes],
     }
+
+
+def na_values(text: str | None, words: Words) -> list[str] | None:
+    """The tokens of the na_values field (comma-separated or a JSON list); None: the default.
+    Blank or [] leaves only empty cells missing."""
+    if text is None:
+        return None
+    if not text.strip():
+        return []
+    if text.lstrip().startswith("["):
+        tokens = _json(text, "na_values", list, words)
+        if not all(isinstance(t, str) for t in tokens):
+            raise InvalidInput(
+                f"{words.field('na_values')} must be a list of strings", loc=("body", "na_values")
+            )
+        return [t.strip() for t in tokens]
+    return [t.strip() for t in text.split(",")]
 
 
 def _diagnose(

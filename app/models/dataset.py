@@ -80,7 +80,30 @@ class UploadOptions(Request):
         "error",
         description="Missing or infinite cells: refuse the file with counts per column "
         "(error), drop those rows (drop), or fill feature cells with the column mean "
-        "(impute; rows missing the target are dropped).",
+        "(impute; a one-hot encoded column's cells get a level instead, never a fraction; "
+        "rows missing the target are dropped).",
+    )
+    na_values: str | None = Field(
+        None,
+        max_length=2000,
+        description="Cell values that mean missing, compared without regard to case: "
+        "comma-separated or a JSON list; an empty cell is always missing. Default NA, N/A, "
+        "NaN, null, None; [] leaves only empty cells missing (to keep None as a category, "
+        "list the others without it).",
+    )
+    categorical_missing: Literal["most_frequent", "level"] = Field(
+        "most_frequent",
+        description="With missing=impute, the missing cells of a one-hot encoded column: its "
+        "most frequent level (most_frequent), or a level of their own, column=(missing) "
+        "(level). Indicators stay 0 or 1.",
+    )
+    reference_level: str = Field(
+        "none",
+        max_length=2000,
+        description="One-hot encoded columns: an indicator for every level (none), or one "
+        "level left out of the model as the reference the others are compared with: each "
+        "column's most frequent level (most_frequent), or a JSON object {column: level} "
+        "(columns not named: their most frequent). The indicators stay one feature group.",
     )
     id_columns: Literal["drop", "keep"] = Field(
         "drop",

@@ -3,14 +3,16 @@
 // reads the file's first 64 KB: it proposes the target (a column named like one, else the
 // last) and says which task the target's values make. After a refusal it opens and marks the
 // controls the server's answer names (ctx.options), and fills the positive-class choice when
-// the target has more than two classes. The server words its messages for the form
-// (X-Wording: form).
+// the target has more than two classes. The classes the server names stay offered for that
+// target (the sample may hold fewer: a file sorted by class), so a class chosen once is sent.
+// Cells that mean missing are the Missing-value tokens field's (as the server reads them).
+// The server words its messages for the form (X-Wording: form).
 import { csrfToken, parseJSON } from "./api.js";
 import { clearError, showError } from "./forms.js";
 
 const DELIMITERS = [",", ";", "\t", "|"];
 const TARGET_NAMES = ["target", "y", "label", "class", "outcome", "response"];
-const NA = new Set(["", "na", "n/a", "nan", "null", "none"]);
+const MAX_CODED_CLASSES = 10; // as app.ingest.problems: a few integers may be class labels
 const SAMPLE_BYTES = 65536;
 const SAMPLE_ROWS = 2000;
 // The form's encodings as the browser's TextDecoder names them.
@@ -83,6 +85,14 @@ function readNumber(text, decimal) {
   return t === "" ? NaN : Number(t);
 }
 
+// The tokens that mean missing, lower-cased, as the server reads the field (app.ingest.upload).
+function naTokens(form) {
+  const text = (form.querySelector("[name=na_values]") || { value: "" }).value.trim();
+  let tokens = [];
+  if (text.startsWith("[")) { try { tokens = JSON.parse(text).map(String); } catch (_) { tokens = []; } } else tokens = text.split(",");
+  return new Set(["", ...tokens.map((t) => t.trim().toLowerCase())]);
+}
+
 function showClasses(form, classes) {
   const box = form.querySelector(".positive-class");
   const select = box.querySelector("select");
@@ -98,19 +108,30 @@ function inferTask(form) {
   const sample = form.sample;
   const out = form.querySelector(".task-guess");
   if (!sample) return;
-  const j = sample.header.indexOf(form.querySelector("select[name=target]").value);
-  const values = j < 0 ? [] : sample.rows.map((r) => (r[j] || "").trim()).filter((v) => !NA.has(v.toLowerCase()));
+  const target = form.querySelector("select[name=target]").value;
+  const j = sample.header.indexOf(target);
+  const na = naTokens(form);
+  const values = j < 0 ? [] : sample.rows.map((r) => (r[j] || "").trim()).filter((v) => !na.has(v.toLowerCase()));
   if (!values.length) { out.textContent = ""; showClasses(form, null); return; }
   const numeric = values.every((v) => !Number.isNaN(readNumber(v, sample.decimal)));
   const keys = numeric ? values.map((v) => readNumber(v, sample.decimal)) : values;
   const distinct = [...new Set(keys)].sort((a, b) => (numeric ? a - b : String(a).localeCompare(String(b))));
-  const labels = distinct.map(String);
+  const told = form.serverClasses && form.serverClasses.target === target ? form.serverClasses.classes : [];
+  const labels = told.length ? told : distinct.map(String); // the server read the whole file
   const forced = form.querySelector("[name=task]").value;
-  const seen = `in the first ${sample.rows.length} rows`;
+  const seen = told.length ? "in the file" : `in the first ${sample.rows.length} rows`;
+  const integers = numeric && keys.every((v) => Number.isInteger(v));
+  const coded = integers && labels.length >= 3 && labels.length <= MAX_CODED_CLASSES && 2 * labels.length <= values.length;
   let classes = null;
   let text;
   if (!numeric && forced === "regression") text = "Regression needs a numeric target; this one holds text.";
-  else if (labels.length === 1) text = `The target holds the single value ${labels[0]} ${seen}: it must vary.`;
+  else if (coded && !forced) {
+    classes = labels;
+    text = `${labels.length} distinct integers ${seen} (${labels.join(", ")}): class labels or a quantity? Choose regression under Task, or the class to predict below.`;
+  } else if (told.length && forced !== "regression") {
+    classes = labels;
+    text = `${labels.length} classes ${seen} (${labels.slice(0, 6).join(", ")}${labels.length > 6 ? ", …" : ""}): choose the positive class below.`;
+  } else if (labels.length === 1) text = `The target holds the single value ${labels[0]} ${seen}: it must vary.`;
   else if (labels.length === 2) text = `Classification: ${labels.join(" / ")} (${seen}).`;
   else if (numeric && forced !== "classification") text = `Regression: a numeric target with ${labels.length} values ${seen}.`;
   else {
@@ -127,6 +148,7 @@ async function sampleFile(form, keepTarget) {
   const file = form.querySelector("input[type=file]").files[0];
   if (!file) return;
   form.sample = await readSample(form, file);
+  if (!keepTarget) form.serverClasses = null; // another file: what the server said is moot
   proposeTarget(form, form.sample.header, keepTarget);
   inferTask(form);
 }
@@ -147,7 +169,10 @@ function markFixes(form, payload) {
       const section = field.closest("details");
       if (section) section.open = true;
     });
-    if (options.positive_class) showClasses(form, options.positive_class);
+    if (options.positive_class) {
+      form.serverClasses = { target: form.querySelector("select[name=target]").value, classes: options.positive_class.map(String) };
+      inferTask(form);
+    }
   });
 }
 
@@ -170,7 +195,7 @@ function setupUpload(form) {
     e.preventDefault();
     if (e.dataTransfer.files.length) { input.files = e.dataTransfer.files; chosen(); }
   });
-  ["target", "task", "positive_class"].forEach((n) => form.querySelector(`[name=${n}]`).addEventListener("change", () => inferTask(form)));
+  ["target", "task", "positive_class", "na_values"].forEach((n) => form.querySelector(`[name=${n}]`).addEventListener("change", () => inferTask(form)));
   form.querySelector("select[name=target]").addEventListener("change", () => { form.querySelector(".target-why").textContent = ""; });
   ["decimal", "encoding", "delimiter"].forEach((n) => form.querySelector(`[name=${n}]`).addEventListener("change", () => {
     sampleFile(form, form.querySelector("select[name=target]").value).catch(() => {});
@@ -180,6 +205,7 @@ function setupUpload(form) {
     const data = new FormData();
     for (const [key, value] of new FormData(form).entries()) {
       if (value !== "" && !(value instanceof File && !value.name)) data.append(key, value);
+      else if (key === "na_values") data.append(key, "[]"); // blank: only empty cells are missing
     }
     const bar = form.querySelector(".upload-progress");
     const note = form.querySelector(".progress-text");

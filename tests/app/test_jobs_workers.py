@@ -71,8 +71,8 @@ def test_upload_run_poll_result_for_several_algorithms(worker_client) -> None:
     # ... and an error only the data can show (a column copying another makes the full model
     # of backward elimination unidentifiable) fails the run, with the engine's message.
     twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
-    # a and c count the rows (ID-like columns): kept on purpose
-    twin_set = upload_ok(worker_client, twins, target="y", id_columns="keep")
+    # a and c count the rows (ID-like columns): kept on purpose; y's 0/1/2 are a quantity
+    twin_set = upload_ok(worker_client, twins, target="y", id_columns="keep", task="regression")
     failing = submit(worker_client, twin_set["id"], algorithm="backward", k=1)
     failing = wait_for(worker_client, failing["id"])
     assert failing["status"] == "failed"

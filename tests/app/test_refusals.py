@@ -44,13 +44,17 @@ def test_values_too_large_to_compute_with_are_refused_at_upload(api) -> None:
     no numbers (a 500 on the run page)."""
     rows = "".join(f"{i % 7},{(i % 5) * 1e200},{i % 3}\n" for i in range(30))
     answer = api.post(
-        "/api/datasets", files={"file": ("huge.csv", "y,a,b\n" + rows)}, data={"target": "y"}
+        "/api/datasets",
+        files={"file": ("huge.csv", "y,a,b\n" + rows)},
+        data={"target": "y", "task": "regression"},  # y's 7 integers: a quantity here
     )
     assert answer.status_code == 422, answer.text
     detail = answer.json()["detail"][0]
     assert detail["ctx"]["column"] == "a" and "rescale" in detail["msg"]
     fine = "".join(f"{i % 7},{(i % 5) * 1e100},{i % 3}\n" for i in range(30))
     ok = api.post(
-        "/api/datasets", files={"file": ("ok.csv", "y,a,b\n" + fine)}, data={"target": "y"}
+        "/api/datasets",
+        files={"file": ("ok.csv", "y,a,b\n" + fine)},
+        data={"target": "y", "task": "regression"},
     )
     assert ok.status_code == 201, ok.text

@@ -45,7 +45,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         upload = client.post(
             "/api/datasets",
             files={"file": ("twins.csv", twins)},
-            data={"target": "y", "id_columns": "keep"},  # a and c count the rows: ID-like
+            # a and c count the rows (ID-like); y's 0/1/2 are a quantity here, not classes
+            data={"target": "y", "id_columns": "keep", "task": "regression"},
         )
         assert upload.status_code == 201, upload.text
         foba = submit(
