@@ -45,6 +45,10 @@ SLOW: dict[str, set[str]] = {
     "app/test_api_runs.py": {
         "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
     },
+    "app/test_reference_tables.py": {
+        # Two worker processes run a table's ranges, then two runs: 20-30 s per case.
+        "test_a_reference_table_gives_the_in_memory_statistics_and_runs",
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s

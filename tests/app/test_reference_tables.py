@@ -1,0 +1,148 @@
+"""Tables registered by reference (issue 28): a CSV or a Parquet directory on a path the server
+may read, its statistics pass run as jobs (one per row range) by real worker processes, the
+merged statistics checked against numpy on the same rows, and runs from them against the same
+rows uploaded in memory."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from app_helpers import csv_text, upload_ok
+from fastapi.testclient import TestClient
+from service_helpers import make_settings, serve, submit, wait_for
+from sqlmodel import Session
+
+from app.jobs import table_pass
+from app.models import Dataset
+from engine.statistics import SufficientStatistics
+
+N, D = 900, 6
+
+
+def table(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """y from x1 and x4 plus noise; the columns on different scales (x2 around 1e3)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, D)) * np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.5])
+    X[:, 2] += 1000.0
+    y = 2.0 * X[:, 1] - 3.0 * X[:, 4] + 0.1 * rng.normal(size=N)
+    return np.round(X, 6), np.round(y, 6)
+
+
+def names() -> list[str]:
+    return [f"x{j}" for j in range(D)]
+
+
+def write_parquet_dir(root: Path, X: np.ndarray, y: np.ndarray) -> Path:
+    """Two files of two row groups each (300 + 600 rows)."""
+    folder = root / "big.parquet.d"
+    folder.mkdir(parents=True)
+    for i, (lo, hi) in enumerate([(0, 300), (300, N)]):
+        columns = {n: X[lo:hi, j] for j, n in enumerate(names())}
+        columns["y"] = y[lo:hi]
+        pq.write_table(pa.table(columns), folder / f"part-{i}.parquet", row_group_size=200)
+    return folder
+
+
+def write_csv(root: Path, X: np.ndarray, y: np.ndarray) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "big.csv"
+    rows = [[f"{v:.6f}" for v in x] + [f"{t:.6f}"] for x, t in zip(X, y, strict=True)]
+    path.write_text(csv_text([*names(), "y"], rows))
+    return path
+
+
+def register(client: TestClient, path: Path | str, **body: Any) -> dict[str, Any]:
+    response = client.post(
+        "/api/datasets/reference", json={"path": str(path), "target": "y", **body}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def wait_pass(client: TestClient, dataset_id: int, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        ds = client.get(f"/api/datasets/{dataset_id}").json()
+        if ds["meta"]["reference"]["status"] in ("done", "failed", "cancelled"):
+            return ds
+        assert time.monotonic() < deadline, ds["meta"]["reference"]
+        time.sleep(0.1)
+
+
+def stored_statistics(client: TestClient, dataset_id: int) -> SufficientStatistics:
+    """The merged statistics the runs read, from the app's own store."""
+    with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+        dataset = session.get(Dataset, dataset_id)
+        assert dataset is not None and dataset.file
+        return table_pass.load_statistics(client.app.state.store, dataset)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_a_reference_table_gives_the_in_memory_statistics_and_runs(
+    tmp_path: Path, database_url: str, kind: str
+) -> None:
+    X, y = table()
+    root = tmp_path / "volume"
+    path = write_parquet_dir(root, X, y) if kind == "parquet" else write_csv(root, X, y)
+    settings = make_settings(
+        tmp_path / "data", workers=2, database_url=database_url, reference_dirs=str(root)
+    )
+    with serve(settings) as client:
+        ds = register(client, path, n_parts=3, name="big")
+        assert ds["source"] == "reference" and ds["n_features"] == D
+        assert ds["meta"]["reference"]["schema"]["format"] == kind
+        assert len(ds["meta"]["reference"]["parts"]) >= 2
+        ds = wait_pass(client, ds["id"])
+        ref = ds["meta"]["reference"]
+        assert ref["status"] == "done", ref
+        assert ds["n_samples"] == ref["rows"] == N
+        # The statistics: as numpy computes them from the rows, to rounding.
+        stats = stored_statistics(client, ds["id"])
+        Xc, yc = X - X.mean(axis=0), y - y.mean()
+        assert stats.n == N
+        np.testing.assert_allclose(stats.mean, X.mean(axis=0), rtol=1e-12)
+        np.testing.assert_allclose(stats.xx, Xc.T @ Xc, rtol=1e-9, atol=1e-8)
+        np.testing.assert_allclose(stats.xy, Xc.T @ yc, rtol=1e-9, atol=1e-8)
+        np.testing.assert_allclose(stats.yy, yc @ yc, rtol=1e-12)
+        # The column summaries come from them.
+        target = next(c for c in ds["columns"] if c["role"] == "target")
+        assert target["mean"] == pytest.approx(y.mean()) and target["std"] == pytest.approx(
+            y.std(ddof=1)
+        )
+
+        # A run from the statistics equals the run on the same rows uploaded in memory.
+        uploaded = upload_ok(
+            client,
+            csv_text([*names(), "y"], [[*map(str, x), str(t)] for x, t in zip(X, y, strict=True)]),
+            target="y",
+        )
+        config = {"algorithm": "foba-obj", "k": 3}
+        big = wait_for(client, submit(client, ds["id"], **config)["id"], timeout=60)
+        small = wait_for(client, submit(client, uploaded["id"], **config)["id"], timeout=60)
+        assert big["status"] == small["status"] == "done", big["error"]
+        ours, theirs = big["result"], small["result"]
+        assert [f["name"] for f in ours["support"]] == [f["name"] for f in theirs["support"]]
+        assert ours["objective"] == pytest.approx(theirs["objective"], rel=1e-8)
+        for a, b in zip(ours["support"], theirs["support"], strict=True):
+            assert a["coef"] == pytest.approx(b["coef"], rel=1e-7)
+        assert ours["train"]["mse"] == pytest.approx(theirs["train"]["mse"], rel=1e-6)
+        assert ours["train"]["r2"] == pytest.approx(theirs["train"]["r2"], rel=1e-9)
+        assert "skipped" in ours["certificate"]
+        trace = client.get(f"/api/runs/{big['id']}/trace").json()["events"]
+        assert trace and trace[-1]["kind"] == "stop"
+        # The ranges are parts, not runs of their own.
+        listed = client.get("/api/runs", params={"dataset_id": ds["id"]}).json()
+        assert [r["id"] for r in (listed["runs"] if isinstance(listed, dict) else listed)] == [
+            big["id"]
+        ]
+        page = client.get(f"/runs/{big['id']}")
+        assert page.status_code == 200
+        assert f"{N} rows read" in page.text
+        assert client.get(f"/datasets/{ds['id']}").status_code == 200
+        assert client.delete(f"/api/datasets/{ds['id']}").status_code == 204
