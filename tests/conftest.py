@@ -48,6 +48,8 @@ SLOW: dict[str, set[str]] = {
     "app/test_reference_tables.py": {
         # Two worker processes run a table's ranges, then two runs: 20-30 s per case.
         "test_a_reference_table_gives_the_in_memory_statistics_and_runs",
+        "test_the_merged_statistics_do_not_depend_on_the_number_of_workers",  # 35 s: 2 servers
+        "test_a_range_whose_worker_is_killed_runs_again_once",  # 21 s: a stale heartbeat
     },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
@@ -80,7 +82,9 @@ POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
 # Worker processes import the engine fresh: they load this file at start (app.jobs.plugins),
 # so every worker any test starts knows the test-only algorithm. The test process registers
 # it only for the tests that use the ``blocking`` fixture.
-os.environ["FOBA_TEST_PLUGINS"] = str(TESTS / "blocking_algorithm.py")
+os.environ["FOBA_TEST_PLUGINS"] = os.pathsep.join(
+    str(TESTS / name) for name in ("blocking_algorithm.py", "gated_table_pass.py")
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers

@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 from app.config import Settings
 from app.errors import Conflict, InvalidInput
 from app.ingest.chunked import StreamError, TableSchema, plan_parts, scan_table
-from app.jobs import table_pass
+from app.jobs import lease, table_pass
 from app.jobs.backend import JobBackend
 from app.models import (
     ColumnSummary,
@@ -252,6 +252,21 @@ def require_ready(session: Session, store: ArrayStore, dataset: Dataset) -> None
             f"data set {dataset.id} is a table registered by reference whose statistics pass "
             f"is {status}; runs start once it is done (see its page for the progress)"
         )
+
+
+def cancel_pass(session: Session, store: ArrayStore, dataset: Dataset) -> Dataset:
+    """Stop the statistics pass: queued ranges at once, running ones at their next batch (the
+    data set can then be deleted; it cannot be run on)."""
+    if not table_pass.is_reference(dataset):
+        raise InvalidInput(
+            f"data set {dataset.id} is not a table registered by reference", loc=("path",)
+        )
+    lease.cancel_parts(
+        session.get_bind(),  # type: ignore[arg-type]
+        (col(Run.dataset_id) == dataset.id) & col(Run.table_part).is_not(None),
+    )
+    session.expire_all()
+    return refresh(session, store, dataset)
 
 
 def part_keys(session: Session, dataset_id: int | None = None) -> set[str]:

@@ -5,6 +5,8 @@ rows uploaded in memory."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,10 @@ from fastapi.testclient import TestClient
 from service_helpers import make_settings, serve, submit, wait_for
 from sqlmodel import Session
 
+from app.ingest.chunked import plan_parts, scan_table, table_statistics
 from app.jobs import table_pass
 from app.models import Dataset
+from app.services import reference_tables
 from engine.statistics import SufficientStatistics
 
 N, D = 900, 6
@@ -146,3 +150,118 @@ def test_a_reference_table_gives_the_in_memory_statistics_and_runs(
         assert f"{N} rows read" in page.text
         assert client.get(f"/datasets/{ds['id']}").status_code == 200
         assert client.delete(f"/api/datasets/{ds['id']}").status_code == 204
+
+
+def pass_statistics(tmp_path: Path, path: Path, root: Path, workers: int) -> bytes:
+    """The merged statistics of the table's pass in 4 ranges by ``workers`` workers, as the
+    bytes ``SufficientStatistics.to_bytes`` writes."""
+    settings = make_settings(
+        tmp_path / f"data-{workers}", workers=workers, reference_dirs=str(root)
+    )
+    with serve(settings) as client:
+        ds = wait_pass(client, register(client, path, n_parts=4)["id"])
+        assert ds["meta"]["reference"]["status"] == "done"
+        assert ds["meta"]["reference"]["workers"] <= workers
+        if workers == 2:  # what a run on such a table refuses, now that it is ready
+            refused = client.post(
+                "/api/runs",
+                json={"dataset_id": ds["id"], "algorithm": "omp", "k": 2, "test_fraction": 0.2},
+            )
+            assert refused.status_code == 422 and "test split" in refused.text
+            refused = client.post(
+                "/api/runs",
+                json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "logistic"},
+            )
+            assert refused.status_code == 422 and "later step" in refused.text
+            refused = client.post(
+                "/api/cv", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
+            )
+            assert refused.status_code == 422 and "needs the rows" in refused.text
+        return stored_statistics(client, ds["id"]).to_bytes()
+
+
+def test_the_merged_statistics_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
+    X, y = table(seed=1)
+    root = tmp_path / "volume"
+    path = write_csv(root, X, y)
+    assert pass_statistics(tmp_path, path, root, 1) == pass_statistics(tmp_path, path, root, 2)
+
+
+def test_paths_outside_the_reference_dirs_are_refused(tmp_path: Path) -> None:
+    X, y = table()
+    root, elsewhere = tmp_path / "volume", tmp_path / "private"
+    write_csv(root, X, y)
+    secret = write_csv(elsewhere, X, y)
+    (root / "link.csv").symlink_to(secret)
+    with serve(make_settings(tmp_path / "off")) as client:  # REFERENCE_DIRS unset: off
+        off = client.post("/api/datasets/reference", json={"path": str(secret), "target": "y"})
+        assert off.status_code == 422 and "REFERENCE_DIRS" in off.text
+    with serve(make_settings(tmp_path / "data", reference_dirs=str(root))) as client:
+        for path in [secret, root / ".." / "private" / "big.csv", "../private/big.csv", "link.csv"]:
+            answer = client.post("/api/datasets/reference", json={"path": str(path), "target": "y"})
+            assert answer.status_code == 422, (path, answer.text)
+            assert "outside the directories" in answer.text
+        missing = client.post("/api/datasets/reference", json={"path": "nope.csv", "target": "y"})
+        assert missing.status_code == 422 and "does not exist" in missing.text
+        wrong = client.post("/api/datasets/reference", json={"path": "big.csv", "target": "zz"})
+        assert wrong.status_code == 422 and "no column 'zz'" in wrong.text
+        # Inside, relative to the first directory: registered; its ranges wait for a worker.
+        ds = register(client, "big.csv", n_parts=2)
+        assert ds["meta"]["reference"]["status"] == "queued" and ds["n_samples"] == 0
+        early = client.post("/api/runs", json={"dataset_id": ds["id"], "algorithm": "omp"})
+        assert early.status_code == 409 and "statistics pass" in early.text
+        page = client.get(f"/datasets/{ds['id']}")
+        assert page.status_code == 200 and 'id="table-pass"' in page.text
+        assert 'ranges done: <span class="parts-done">0</span> of 2' in page.text
+        assert client.get("/api/runs").json() == []  # the ranges are no runs of their own
+        # Its ranges block the deletion, as any queued run does, until the pass is cancelled.
+        assert client.delete(f"/api/datasets/{ds['id']}").status_code == 409
+        cancelled = client.post(f"/api/datasets/{ds['id']}/pass/cancel")
+        assert cancelled.json()["meta"]["reference"]["status"] == "cancelled"
+        assert client.delete(f"/api/datasets/{ds['id']}").status_code == 204
+
+
+def test_a_range_whose_worker_is_killed_runs_again_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    X, y = table(seed=2)
+    root = tmp_path / "volume"
+    path = write_parquet_dir(root, X, y)
+    gate = tmp_path / "gate"
+    started = Path(f"{gate}.started")
+    monkeypatch.setenv("FOBA_TEST_TABLE_GATE", str(gate))  # the workers inherit it
+    settings = make_settings(tmp_path / "data", workers=1, reference_dirs=str(root))
+    with serve(settings) as client:
+        ds = register(client, path, n_parts=2)
+        wait_until(lambda: started.exists() and len(started.read_text().split()) == 1)
+        with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+            dataset = session.get(Dataset, ds["id"])
+            assert dataset is not None
+            first = reference_tables.pass_runs(session, ds["id"])[0]
+        assert first.status == "running" and first.worker
+        os.kill(int(first.worker.rsplit(":", 1)[1]), signal.SIGKILL)
+        # Its heartbeat goes stale, the range is queued again and a new worker takes it.
+        wait_until(lambda: len(started.read_text().split()) == 2)
+        gate.touch()
+        ds = wait_pass(client, ds["id"])
+        ref = ds["meta"]["reference"]
+        assert ref["status"] == "done" and ref["rows"] == N and ref["retried"] == 1
+        with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+            attempts = [r.attempt for r in reference_tables.pass_runs(session, ds["id"])]
+        assert attempts == [2, 1]
+        expected = table_statistics(
+            scan_table(path, "y"), plan_parts(scan_table(path, "y"), n_parts=2)
+        )
+        got = stored_statistics(client, ds["id"])
+        assert got.n == expected.n
+        np.testing.assert_allclose(got.xx, expected.xx, rtol=1e-12)
+        np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-12)
+        page = client.get(f"/datasets/{ds['id']}").text
+        assert "1 range attempt rerun after a worker died" in page
+
+
+def wait_until(condition: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

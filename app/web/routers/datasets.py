@@ -132,6 +132,18 @@ def register_reference(
     return datasets.describe(store, dataset)
 
 
+@router.post(
+    "/{dataset_id}/pass/cancel",
+    response_model=DatasetPublic,
+    responses={404: {"model": Message}, 422: {"model": Message}},
+)
+def cancel_pass(session: SessionDep, store: StoreDep, dataset_id: Id):
+    """Cancel the statistics pass of a table registered by reference (queued ranges at once,
+    running ones at their next batch), e.g. to delete it."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    return datasets.describe(store, reference_tables.cancel_pass(session, store, dataset))
+
+
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
 def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
     dataset = datasets.get_dataset(session, dataset_id)
