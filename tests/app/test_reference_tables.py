@@ -213,6 +213,9 @@ def test_paths_outside_the_reference_dirs_are_refused(tmp_path: Path) -> None:
         page = client.get(f"/datasets/{ds['id']}")
         assert page.status_code == 200 and 'id="table-pass"' in page.text
         assert 'ranges done: <span class="parts-done">0</span> of 2' in page.text
+        fragment = client.get(f"/datasets/{ds['id']}/pass", headers={"HX-Request": "true"})
+        assert fragment.status_code == 200 and "hx-trigger" in fragment.text  # polled
+        assert client.get(f"/datasets/{uploaded_id(client)}/pass").status_code == 404
         assert client.get("/api/runs").json() == []  # the ranges are no runs of their own
         # Its ranges block the deletion, as any queued run does, until the pass is cancelled.
         assert client.delete(f"/api/datasets/{ds['id']}").status_code == 409
@@ -258,6 +261,12 @@ def test_a_range_whose_worker_is_killed_runs_again_once(
         np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-12)
         page = client.get(f"/datasets/{ds['id']}").text
         assert "1 range attempt rerun after a worker died" in page
+
+
+def uploaded_id(client: TestClient) -> int:
+    X, y = table()
+    rows = [[*map(str, x), str(t)] for x, t in zip(X[:20], y[:20], strict=True)]
+    return int(upload_ok(client, csv_text([*names(), "y"], rows), target="y")["id"])
 
 
 def wait_until(condition: Any, timeout: float = 60.0) -> None:
