@@ -274,3 +274,43 @@ def wait_until(condition: Any, timeout: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def run_ranges_here(client: TestClient, dataset_id: int, order: list[int]) -> None:
+    """Execute the pass's ranges in this process, in ``order``, as a worker would."""
+    from app.jobs import lease
+    from app.jobs.tasks import JobContext, run_job
+
+    db, store = client.app.state.db, client.app.state.store  # type: ignore[attr-defined]
+    with Session(db) as session:
+        ids = [r.id for r in reference_tables.pass_runs(session, dataset_id)]
+    for i in order:
+        held = lease.claim(db, ids[i], "test")
+        if held is not None:  # None: cancelled meanwhile (a sibling failed)
+            run_job(ids[i], JobContext(db=db, store=store, claim=held))
+
+
+def test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row(tmp_path: Path) -> None:
+    X, y = table(seed=3)
+    root = tmp_path / "volume"
+    path = write_csv(root, X, y)
+    lines = path.read_text().splitlines()
+    lines[-5] = ",".join(["NA", *lines[-5].split(",")[1:]])  # in the last range
+    path.write_text("\n".join(lines) + "\n")
+    with serve(make_settings(tmp_path / "data", reference_dirs=str(root))) as client:
+        failing = register(client, path, n_parts=2)
+        run_ranges_here(client, failing["id"], [1, 0])
+        ref = client.get(f"/api/datasets/{failing['id']}").json()["meta"]["reference"]
+        assert ref["status"] == "failed"
+        page = client.get(f"/datasets/{failing['id']}").text
+        assert "A range failed" in page and "missing=" in page
+        refused = client.post("/api/runs", json={"dataset_id": failing["id"], "algorithm": "omp"})
+        assert refused.status_code == 409 and "failed" in refused.text
+
+        dropping = register(client, path, n_parts=2, missing="drop")
+        run_ranges_here(client, dropping["id"], [0, 1])
+        ds = client.get(f"/api/datasets/{dropping['id']}").json()
+        assert ds["meta"]["reference"]["status"] == "done" and ds["n_samples"] == N - 1
+        kept = np.ones(N, dtype=bool)
+        kept[N - 5] = False  # the header is line 0: lines[-5] is line N - 4, row N - 5
+        np.testing.assert_allclose(stored_statistics(client, ds["id"]).mean, X[kept].mean(axis=0))
