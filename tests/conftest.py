@@ -53,6 +53,9 @@ SLOW: dict[str, set[str]] = {
         "test_paths_outside_the_reference_dirs_are_refused",  # 4-8 s: two app starts
         "test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row",  # 6-7 s
     },
+    "app/test_reference_tables_distributed.py": {
+        "test_the_ranges_spread_over_two_distributed_workers",  # worker processes, a queue
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s
