@@ -109,6 +109,19 @@ class Settings(BaseSettings):
         5.0, ge=0, description="How long an upload waits for a parse slot before a 503."
     )
 
+    # Tables larger than memory, registered by reference (POST /api/datasets/reference).
+    reference_dirs: str = Field(
+        "",
+        description="Directories the server and its workers may read tables from (a mounted "
+        "volume), separated by the path separator (':' on Linux). Empty: tables cannot be "
+        "registered by reference. A path is resolved (symlinks followed) before it is checked.",
+    )
+    reference_part_mb: float = Field(
+        256.0,
+        gt=0,
+        description="Size of a row range of a table registered by reference: one job each.",
+    )
+
     # Job execution. workers=0 makes an API-only node: runs wait for workers elsewhere.
     job_backend: Literal["inprocess", "procrastinate"] = Field(
         "inprocess",
@@ -173,6 +186,11 @@ class Settings(BaseSettings):
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    def reference_roots(self) -> list[Path]:
+        """REFERENCE_DIRS, resolved (symlinks followed); empty when the feature is off."""
+        parts = [p.strip() for p in self.reference_dirs.split(os.pathsep)]
+        return [Path(p).expanduser().resolve() for p in parts if p]
 
     def host_names(self) -> frozenset[str] | None:
         """The Host names to answer (lower case, no port); None means any."""

@@ -14,12 +14,15 @@ what to fix), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 import engine
 from app.errors import InvalidInput, TooLarge
@@ -81,8 +84,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         description="Select features of a CSV file (a header row, numeric columns) for "
         "predicting its target column, and print them with their coefficients.",
     )
-    select.add_argument("csv", help="the CSV file: a header row, then one row per sample")
+    select.add_argument(
+        "csv",
+        help="the CSV file: a header row, then one row per sample (or a Parquet file, or a "
+        "directory of CSV or Parquet files, read with --stream)",
+    )
     add_table_options(select)
+    add_stream_options(select)
     select.add_argument(
         "--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s"
     )
@@ -255,6 +263,139 @@ def _ask_task(table: Table, objective_given: bool) -> None:
         raise task_problem(table.target, classes, CommandWords())
 
 
+# --------------------------------------------------------------------------- streaming
+STREAM_ABOVE_MB = 1024.0  # a larger CSV is streamed instead of loaded
+
+
+def add_stream_options(command: argparse.ArgumentParser) -> None:
+    group = command.add_argument_group("tables larger than memory")
+    group.add_argument(
+        "--stream",
+        action="store_true",
+        help="read the table in bounded chunks into least squares' sufficient statistics "
+        "instead of loading it (always for Parquet and directories)",
+    )
+    group.add_argument(
+        "--stream-above-mb",
+        type=float,
+        default=STREAM_ABOVE_MB,
+        metavar="MB",
+        help="stream a CSV file larger than this (default %(default)g)",
+    )
+
+
+def streams(args: argparse.Namespace) -> bool:
+    """Whether the table is read by streaming (app.ingest.chunked) rather than loaded."""
+    path = args.csv
+    if args.stream or os.path.isdir(path) or path.endswith((".parquet", ".pq")):
+        return True
+    try:
+        return os.path.getsize(path) > args.stream_above_mb * 2**20
+    except OSError:
+        return False  # read_table says what is wrong with the path
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamedTable:
+    """What the output needs of a table that was streamed, not loaded (``X`` has its shape
+    only: a broadcast scalar, no memory)."""
+
+    target: str
+    feature_names: list[str]
+    X: Any
+    task: str = "regression"
+    classes: None = None
+    meta: dict[str, Any] = dataclasses.field(default_factory=lambda: {"excluded": {}})
+
+
+def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, Any]) -> int:
+    """``select`` on a table larger than memory: one pass in bounded batches into the
+    sufficient statistics (app.ingest.chunked), then the selection from them
+    (engine.select_from_statistics); least squares only, the same output."""
+    from app.ingest.chunked import StreamError, scan_table, table_statistics
+    from engine.from_statistics import select_from_statistics
+
+    _refuse_for_streaming(args, objective)
+    features = _names(args.features)
+    try:
+        schema = scan_table(args.csv, args.target, features=features, missing=args.missing)
+        if schema.categories and args.text_columns != "onehot":
+            text = ", ".join(repr(c) for c in schema.categories)
+            if args.text_columns == "error":
+                raise UsageError(
+                    f"{args.csv}: the columns {text} hold text; use --text-columns onehot or "
+                    "drop, or leave them out of --features"
+                )
+            kept = [c for c in schema.features if c not in schema.categories]
+            schema = scan_table(args.csv, args.target, features=kept, missing=args.missing)
+        stats = table_statistics(schema)
+        result = select_from_statistics(
+            stats,
+            algorithm=args.algorithm,
+            k=args.k,
+            groups=schema.groups if schema.categories else None,
+            random_state=args.seed,
+            standardize=args.standardize,
+            **params,
+        )
+    except StreamError as exc:
+        raise UsageError(str(exc)) from None
+    except ConfigError as exc:
+        raise UsageError(_config_message(exc, args)) from None
+    except ValueError as exc:
+        raise UsageError(f"{args.csv}: {exc}") from None
+    table: Any = StreamedTable(  # what _as_json and _as_text read of a loaded table
+        target=schema.target,
+        feature_names=schema.feature_names,
+        X=np.broadcast_to(np.float64(0), (stats.n, stats.n_features)),
+    )
+    print(
+        f"{PROG} select: note: streamed {stats.n} rows into least squares' sufficient "
+        "statistics; the swap certificate and the exact optimum need the rows and are skipped",
+        file=sys.stderr,
+    )
+    if args.json:
+        print(json.dumps({**_as_json(args, table, result, None), "streamed": True}, indent=2))
+    else:
+        print(_as_text(args, table, result, None))
+    return 0
+
+
+def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
+    if objective != "least_squares":
+        raise UsageError(
+            f"--objective {objective}: a streamed table gives least squares' sufficient "
+            "statistics only; other objectives on tables larger than memory are a later step"
+        )
+    if args.cv:
+        raise UsageError("--cv needs the rows: choose --k for a streamed table (a later step)")
+    if args.why_not or args.exact:
+        raise UsageError(
+            "--why-not and --exact need the rows, which a streamed table does not keep"
+        )
+    if args.target is None:
+        raise UsageError("--target: name the column to predict")
+    if args.missing == "impute":
+        raise UsageError("--missing impute needs the column means first: use error or drop")
+    if (args.delimiter not in (None, ",")) or args.decimal != "." or args.encoding != "utf-8":
+        raise UsageError(
+            "a streamed CSV is read as comma-separated UTF-8 with '.' decimals; convert it, "
+            "or give it to the loader (without --stream)"
+        )
+
+
+def _names(text: str | None) -> list[str] | None:
+    """--features as a JSON list or comma-separated names."""
+    if text is None:
+        return None
+    if text.strip().startswith("["):
+        try:
+            return [str(v) for v in json.loads(text)]
+        except ValueError:
+            raise UsageError(f"--features: not a JSON list: {text!r}") from None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _notes(table: Table) -> list[str]:
     """What reading the table did besides reading it (columns left out, rows dropped)."""
     meta = table.meta
@@ -284,6 +425,8 @@ def run_select(args: argparse.Namespace) -> int:
         raise UsageError("--k-max is for --cv")
     objective = _objective(args.objective)
     params = parse_params(args.param, args.algorithm, objective)
+    if streams(args):  # larger than memory: least squares from one streamed pass
+        return select_streamed(args, objective, params)
     task = engine.OBJECTIVES[objective].task
     table = read_table(args, task)
     for note in _notes(table):

@@ -49,6 +49,17 @@ SLOW: dict[str, set[str]] = {
     "app/test_api_runs.py": {
         "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
     },
+    "app/test_reference_tables.py": {
+        # Two worker processes run a table's ranges, then two runs: 20-30 s per case.
+        "test_a_reference_table_gives_the_in_memory_statistics_and_runs",
+        "test_the_merged_statistics_do_not_depend_on_the_number_of_workers",  # 35 s: 2 servers
+        "test_a_range_whose_worker_is_killed_runs_again_once",  # 21 s: a stale heartbeat
+        "test_paths_outside_the_reference_dirs_are_refused",  # 4-8 s: two app starts
+        "test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row",  # 6-7 s
+    },
+    "app/test_reference_tables_distributed.py": {
+        "test_the_ranges_spread_over_two_distributed_workers",  # worker processes, a queue
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s
@@ -80,7 +91,9 @@ POSTGRES_FIXTURES = {"postgres_user", "postgres_url", "queue_db"}
 # Worker processes import the engine fresh: they load this file at start (app.jobs.plugins),
 # so every worker any test starts knows the test-only algorithm. The test process registers
 # it only for the tests that use the ``blocking`` fixture.
-os.environ["FOBA_TEST_PLUGINS"] = str(TESTS / "blocking_algorithm.py")
+os.environ["FOBA_TEST_PLUGINS"] = os.pathsep.join(
+    str(TESTS / name) for name in ("blocking_algorithm.py", "gated_table_pass.py")
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers

@@ -8,7 +8,9 @@ are recomputed from its seed). The part's engine runs report to the same recorde
 and is stored as the run's result (``engine.cv.FoldResult``, or
 ``engine.stability.SubsampleResult``). This module is the one place ``run_job`` asks about
 parts: :func:`load` (None for a run of its own), :class:`PartMeter`, ``Part.run`` and
-``Part.siblings`` (what to cancel when a part fails: the study has failed).
+``Part.siblings`` (what to cancel when a part fails: the study has failed). A row range of the
+statistics pass over a table registered by reference (``app.jobs.table_pass``) is a part too,
+of its data set.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from app import storage
 from app.db.transient import retry
 from app.errors import NotFound
 from app.jobs.evaluation import fold_split
+from app.jobs.table_pass import TablePassPart
 from app.models import CVStudy, Dataset, Run, StabilityStudy
 from app.storage import ArrayStore
 from engine.cv import CVPlan, fold_errors, plan_cv
@@ -61,13 +64,23 @@ class Part(Protocol):
         ...
 
 
-def load(db: Engine, run: Run, dataset: Dataset) -> Part | None:
+def load(db: Engine, run: Run, dataset: Dataset) -> Part | TablePassPart | None:
     """The part ``run`` is, or None for a run of its own."""
     if run.cv_id is not None:
         return FoldPart.load(db, run, dataset)
     if run.stability_id is not None:
         return SubsamplePart.load(db, run, dataset)
+    if run.table_part is not None:
+        return TablePassPart.load(db, run, dataset)
     return None
+
+
+def meter_of(part: Part | TablePassPart, each: Callable[[engine.Config], Meter]) -> Meter:
+    """A part's progress: over its engine runs (``each`` a run's meter), or, for a range of
+    a statistics pass (no engine run), over its rows."""
+    if isinstance(part, TablePassPart):
+        return part.meter()
+    return PartMeter.of(part, each)
 
 
 def _load_arrays(store: ArrayStore, dataset: Dataset) -> tuple[Any, Any]:

@@ -25,7 +25,7 @@ import engine
 from app import storage
 from app.db.transient import is_transient, retried, retry
 from app.errors import NotFound
-from app.jobs import judging, lease, limits, run_errors, study_part
+from app.jobs import judging, lease, limits, run_errors, study_part, table_pass
 from app.jobs.evaluation import select_run, split_rows, summarise
 from app.models import Dataset, Run, RunResult, RunStatus
 from app.storage import ArrayStore
@@ -136,7 +136,7 @@ class TraceWriter:
     ``batch_seconds`` seconds, and tell the engine whether to go on."""
 
     ctx: JobContext
-    meter: ProgressMeter | study_part.PartMeter
+    meter: study_part.Meter
     buffer: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = -math.inf  # the first event goes out at once: the run visibly starts
     keep_events: bool = True  # a part of a study stores its small result, not its events
@@ -187,7 +187,7 @@ class TraceWriter:
 
 
 @contextmanager
-def heartbeat(ctx: JobContext, meter: ProgressMeter | study_part.PartMeter) -> Iterator[None]:
+def heartbeat(ctx: JobContext, meter: study_part.Meter) -> Iterator[None]:
     """Beat from a thread too: one engine step may outlast the stale-heartbeat limit."""
     stop = threading.Event()
 
@@ -215,7 +215,7 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
     limits.limit_memory(ctx.max_run_memory_mb)
     job = JobSpec.load(ctx.db, run_id)
     part = study_part.load(ctx.db, job.run, job.dataset)  # a CV fold, a stability subsample
-    meter = study_part.PartMeter.of(part, ProgressMeter) if part else ProgressMeter.for_job(job)
+    meter = study_part.meter_of(part, ProgressMeter) if part else ProgressMeter.for_job(job)
     writer = TraceWriter(ctx, meter, keep_events=part is None)
     result: RunResult | dict[str, Any] | None = None
     error: str | None = None
@@ -262,6 +262,8 @@ def run_job(run_id: int, ctx: JobContext) -> RunStatus | None:
 def _select(job: JobSpec, writer: TraceWriter) -> tuple[RunResult, bool]:
     """Run the engine; return the summary and whether the recorder stopped it early."""
     run, dataset = job.run, job.dataset
+    if table_pass.is_reference(dataset):  # a table larger than memory: from its statistics
+        return table_pass.select_from_table(run, dataset, writer.ctx.store, writer)
     arrays = retry(lambda: writer.ctx.store.load(dataset.file))  # a database store may be busy
     X, y = storage.unpack_matrix(arrays), arrays["y"]
     train, test = split_rows(y, dataset.task, run.test_fraction, run.seed)

@@ -38,6 +38,7 @@ from app.models.dataset import (
     DatasetPublic,
     DatasetSummary,
     DatasetUpdate,
+    ReferenceCreate,
     UploadOptions,
 )
 from app.models.fields import MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction
@@ -115,6 +116,7 @@ __all__ = [
     "LessonQuestion",
     "Message",
     "NamedExchange",
+    "ReferenceCreate",
     "Run",
     "RunBase",
     "RunConfig",

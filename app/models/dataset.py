@@ -131,6 +131,43 @@ class UploadOptions(Request):
         return "error" if value == "reject" else value  # the name before 'error'
 
 
+class ReferenceCreate(Request):
+    """A table on a path the server and its workers can read (REFERENCE_DIRS), registered
+    without uploading it: a CSV or Parquet file, or a directory of files of one format. The
+    options are those of ``app.ingest.chunked.scan_table``."""
+
+    model_config = STRICT
+
+    path: str = Field(
+        max_length=4096,
+        description="The file or directory, absolute or relative to the first REFERENCE_DIRS "
+        "entry; it must lie (symlinks resolved) inside one of REFERENCE_DIRS.",
+    )
+    target: str = Field(max_length=1000, description="The numeric column to predict.")
+    features: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        None, max_length=100_000, description="Feature columns; default all but the target."
+    )
+    categorical: list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        None,
+        max_length=100_000,
+        description="Columns to one-hot encode besides those of text type (one group each).",
+    )
+    missing: Literal["error", "drop"] = Field(
+        "error",
+        description="A row with a missing or infinite cell: fails the pass naming it (error), "
+        "or is left out (drop).",
+    )
+    n_parts: int | None = Field(
+        None,
+        ge=1,
+        le=10_000,
+        description="Row ranges of the statistics pass, one job each (default: about "
+        "REFERENCE_PART_MB each; a Parquet range is whole row groups).",
+    )
+    name: str | None = Field(None, max_length=200)
+    description: str = Field("", max_length=2000)
+
+
 class DatasetGenerate(Request):
     model_config = STRICT
 

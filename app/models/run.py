@@ -200,6 +200,10 @@ class RunBase(SQLModel):
         index=True,
     )
     stability_index: int | None = None
+    # A row range of the statistics pass over a table registered by reference (its index in
+    # the data set's meta["reference"]["parts"]; its result the range's partial statistics'
+    # key and counts, app.jobs.table_pass): a part like a fold, of the data set itself.
+    table_part: int | None = None
     # Set by people after the run (PATCH /api/runs/{id}); tags is a list of short labels.
     name: str = Field(default="", sa_column_kwargs={"server_default": ""})
     notes: str = Field(default="", sa_column_kwargs={"server_default": ""})
@@ -280,13 +284,23 @@ def part_of(run: RunBase) -> StudyPart | None:
             f"/api/stability/{run.stability_id}",
             "the subsample's supports at every k",
         )
+    if run.table_part is not None:
+        return StudyPart(
+            f"range {run.table_part} of the statistics pass of data set {run.dataset_id}",
+            run.dataset_id,
+            f"/datasets/{run.dataset_id}",
+            f"/api/datasets/{run.dataset_id}",
+            "the range's partial sufficient statistics",
+        )
     return None
 
 
 def standalone() -> ColumnElement[bool]:
     """SQL: runs of their own, not parts of a study (folds, subsamples): what run lists,
     tags, counts and comparisons see."""
-    return and_(col(Run.cv_id).is_(None), col(Run.stability_id).is_(None))
+    return and_(
+        col(Run.cv_id).is_(None), col(Run.stability_id).is_(None), col(Run.table_part).is_(None)
+    )
 
 
 def seconds_left(run: Run, now: datetime | None = None) -> float | None:

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import Conflict, InvalidInput, NotFound
-from app.jobs import lease
+from app.jobs import lease, table_pass
 from app.jobs.backend import JobBackend
 from app.jobs.evaluation import fold_split
 from app.models import (
@@ -43,6 +43,10 @@ def _dataset(session: Session, dataset_id: int) -> Dataset:
     dataset = session.get(Dataset, dataset_id)
     if dataset is None:
         raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
+    if table_pass.is_reference(dataset):
+        raise InvalidInput(
+            table_pass.needs_rows("cross-validation over k"), loc=("body", "dataset_id")
+        )
     return dataset
 
 

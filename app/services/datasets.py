@@ -43,7 +43,7 @@ from app.models import (
     standalone,
     stored_id,
 )
-from app.services import catalog
+from app.services import catalog, reference_tables
 from app.services.updates import apply_update
 from app.storage import ArrayStore
 from engine import datasets as generators
@@ -295,6 +295,8 @@ def _derived(key: tuple[str, str, int, int], compute: Callable[[], _T]) -> _T:
 
 
 def describe(store: ArrayStore, dataset: Dataset) -> DatasetPublic:
+    if dataset.source == "reference":  # no rows stored: the columns from its statistics
+        return DatasetPublic.with_columns(dataset, reference_tables.columns(store, dataset))
     if dataset.file and store.missing([dataset.file]):
         store.load(dataset.file, columns.KEYS)  # lost since it was kept: Gone (410), saying so
     summaries = _derived(
@@ -312,7 +314,8 @@ PREVIEW_CELLS = 200_000
 def preview(store: ArrayStore, dataset: Dataset, offset: int, limit: int) -> DatasetPreview:
     """Rows from ``offset``: ``limit`` of them, fewer on a wide data set (PREVIEW_CELLS)."""
     limit = max(1, min(limit, PREVIEW_CELLS // (dataset.n_features + 1)))
-    rows = _rows(store, dataset, offset, limit)
+    # A table registered by reference has no rows stored: its preview is empty.
+    rows = [] if dataset.source == "reference" else _rows(store, dataset, offset, limit)
     return DatasetPreview(
         dataset_id=stored_id(dataset),
         offset=offset,
@@ -366,12 +369,17 @@ def what_goes_with(session: Session, dataset_id: int) -> dict[str, int]:
 
 def sweep_orphans(session: Session, store: ArrayStore, grace_seconds: float = 3600.0) -> int:
     """Remove stored arrays no data set names (see ``ArrayStore.sweep``)."""
-    return store.sweep(lambda: set(session.exec(select(Dataset.file))), grace_seconds)
+
+    def in_use() -> set[str]:  # the partial statistics of reference tables' ranges too
+        return set(session.exec(select(Dataset.file))) | reference_tables.part_keys(session)
+
+    return store.sweep(in_use, grace_seconds)
 
 
 def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None:
     """Delete unless a queued or running run uses it (one statement: no race with submits)."""
     dataset = get_dataset(session, dataset_id)
+    partials = reference_tables.part_keys(session, dataset_id)
     busy = exists().where(col(Run.dataset_id) == dataset_id, col(Run.status).in_(ACTIVE))
     deleted = session.exec(delete(Dataset).where(col(Dataset.id) == dataset_id, ~busy)).rowcount
     session.commit()
@@ -382,4 +390,6 @@ def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None
             f"data set {dataset_id} is used by a queued or running run; cancel it or wait for "
             "it to finish"
         )
-    store.delete(dataset.file)
+    for key in [dataset.file, *partials]:
+        if key:
+            store.delete(key)

@@ -70,7 +70,8 @@ def storage_section(session: Session, store: ArrayStore) -> dict[str, Any]:
     """Degraded when data sets name arrays the store no longer holds (by data set id: the
     keys and paths stay inside)."""
     rows = session.exec(select(Dataset.id, Dataset.file))
-    owners = {file: dataset_id for dataset_id, file in rows if dataset_id is not None}
+    # A table registered by reference has no file until its statistics pass is done.
+    owners = {file: dataset_id for dataset_id, file in rows if dataset_id is not None and file}
     lost = sorted(owners[key] for key in store.missing(owners))
     return {
         "kind": store.kind,

@@ -18,7 +18,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.errors import Conflict, InvalidInput, NotFound
-from app.jobs import judging
+from app.jobs import judging, table_pass
 from app.models import Dataset, NamedExchange, Run, RunStatus, WhyNot, stored_id
 from app.services.runs import get_selection_run
 from app.storage import ArrayStore
@@ -41,6 +41,10 @@ def why_not(session: Session, store: ArrayStore, run_id: int, feature: int) -> W
     dataset = session.get(Dataset, run.dataset_id)
     if dataset is None:  # deleted meanwhile, and the run with it
         raise NotFound(f"data set {run.dataset_id} does not exist")
+    if table_pass.is_reference(dataset):
+        raise InvalidInput(
+            table_pass.needs_rows("'why not this feature?'"), loc=("path", "feature")
+        )
     if not 0 <= feature < dataset.n_features:
         raise InvalidInput(
             f"feature must be a column index from 0 to {dataset.n_features - 1}",

@@ -10,10 +10,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from app.jobs.backend import JobBackend
-from app.models import CVStudy, IdempotencyKey, Run, RunStatus, StabilityStudy, stored_id
+from app.models import CVStudy, Dataset, IdempotencyKey, Run, RunStatus, StabilityStudy, stored_id
 from app.services import idempotency
 
-Study = TypeVar("Study", CVStudy, StabilityStudy)
+# A data set registered by reference is one too: its parts are the ranges of its statistics pass.
+Study = TypeVar("Study", CVStudy, StabilityStudy, Dataset)
 
 # A failed or cancelled part decides the study's status before the ones still going.
 _STATUS_ORDER = (RunStatus.failed, RunStatus.cancelled, RunStatus.running, RunStatus.queued)

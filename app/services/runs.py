@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import Conflict, InvalidInput, NotFound
+from app.jobs import table_pass
 from app.jobs.backend import JobBackend
 from app.jobs.evaluation import check_split, split_rows
 from app.models import (
@@ -38,9 +39,10 @@ from app.models import (
     stored_id,
     utcnow,
 )
-from app.services import catalog, idempotency
+from app.services import catalog, idempotency, reference_tables
 from app.services.updates import refresh_or_gone
 from app.storage import ArrayStore
+from engine.from_statistics import check_statistics_config
 from engine.trace import Event
 
 Loc = tuple[str | int, ...]
@@ -60,6 +62,8 @@ def validate_config(
     ``n_train`` is the number of rows the run trains on (all of them without a test split)."""
     if reason := catalog.engine_only("objective", config.objective):
         raise InvalidInput(reason, loc=(*loc, "objective"))
+    if table_pass.is_reference(dataset):
+        return _statistics_config(config, dataset, loc)
     try:
         checked = engine.check_config(
             config.algorithm,
@@ -76,6 +80,46 @@ def validate_config(
         field = "algorithm" if exc.field == "groups" else exc.field
         raise InvalidInput(str(exc), loc=(*loc, field)) from None
     return checked.params
+
+
+def _statistics_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[str, Any]:
+    """``validate_config`` for a table registered by reference: least squares from its
+    sufficient statistics (``engine.select_from_statistics``) is all it offers."""
+    if config.objective != "least_squares":
+        raise InvalidInput(
+            f"objective {config.objective!r} needs the rows, and {table_pass.NEEDS_ROWS}; use "
+            f"least_squares ({table_pass.LATER})",
+            loc=(*loc, "objective"),
+        )
+    try:
+        checked = check_statistics_config(
+            config.algorithm,
+            k=config.k,
+            params=config.params,
+            n_samples=dataset.n_samples,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+        )
+    except engine.ConfigError as exc:
+        field = "algorithm" if exc.field == "groups" else exc.field
+        raise InvalidInput(str(exc), loc=(*loc, field)) from None
+    return checked.params
+
+
+def _check_reference(
+    session: Session, store: ArrayStore, dataset: Dataset, split: SplitOptions
+) -> None:
+    """A run on a table registered by reference needs its statistics pass done, and trains
+    on all its rows (a test split would need them)."""
+    if not table_pass.is_reference(dataset):
+        return
+    if split.test_fraction is not None:
+        raise InvalidInput(
+            f"a test split needs the rows, and {table_pass.NEEDS_ROWS}; leave test_fraction "
+            "out (the run's fit is measured on every row, from the statistics)",
+            loc=("body", "test_fraction"),
+        )
+    reference_tables.require_ready(session, store, dataset)
 
 
 def _training_rows(store: ArrayStore, dataset: Dataset, split: SplitOptions) -> int:
@@ -124,6 +168,7 @@ def submit_run(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_run(session, idempotency.created(seen.run_id, key))
     dataset = _dataset(session, body.dataset_id)
+    _check_reference(session, store, dataset, body)
     n_train = _training_rows(store, dataset, body)
     run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
     session.add(run)
@@ -153,6 +198,7 @@ def submit_comparison(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_comparison(session, idempotency.created(seen.comparison_id, key))
     dataset = _dataset(session, body.dataset_id)
+    _check_reference(session, store, dataset, body)
     n_train = _training_rows(store, dataset, body)
     runs = [
         _new_run(

@@ -16,6 +16,7 @@ from sqlmodel import Field, Session, SQLModel
 import engine
 from app import storage
 from app.errors import InvalidInput
+from app.jobs import table_pass
 from app.jobs.backend import JobBackend
 from app.jobs.evaluation import select_run, split_rows
 from app.models import Dataset, Run, RunCreate
@@ -39,6 +40,8 @@ class WhatIf:
 
 def unavailable(dataset: Dataset) -> str | None:
     """Why instant reruns are not offered on this data set, or None."""
+    if table_pass.is_reference(dataset):
+        return table_pass.needs_rows("an instant rerun")
     if dataset.n_features > MAX_FEATURES:
         return f"instant reruns are for data sets of at most {MAX_FEATURES} features"
     if dataset.n_samples * dataset.n_features > MAX_CELLS:

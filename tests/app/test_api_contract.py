@@ -85,6 +85,10 @@ COVERED = {
         ("get", "/api/stability/{study_id}"),
         ("get", "/api/stability/{study_id}/frequencies"),
     ],
+    "test_reference_tables::test_paths_outside_the_reference_dirs_are_refused": [
+        ("post", "/api/datasets/reference"),
+        ("post", "/api/datasets/{dataset_id}/pass/cancel"),
+    ],
     "test_api_stability::test_an_idempotency_key_returns_the_first_study_and_cancel": [
         ("post", "/api/stability/{study_id}/cancel"),
         ("get", "/api/stability/{study_id}/why-not"),

@@ -15,12 +15,21 @@ from app.models import (
     DatasetSummary,
     DatasetUpdate,
     Message,
+    ReferenceCreate,
     UploadOptions,
 )
 from app.models.estimate import EstimatePublic
 from app.models.fields import MAX_K
-from app.services import datasets, estimates
-from app.web.deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
+from app.services import datasets, estimates, reference_tables
+from app.web.deps import (
+    BackendDep,
+    Id,
+    Offset,
+    SessionDep,
+    SettingsDep,
+    StoreDep,
+    UploadGateDep,
+)
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
@@ -98,9 +107,49 @@ def generate_dataset(
     return datasets.describe(store, dataset)
 
 
+@router.post(
+    "/reference",
+    status_code=201,
+    response_model=DatasetPublic,
+    responses={
+        422: {
+            "description": "The feature is off, the path is outside REFERENCE_DIRS, "
+            "or the table cannot be read as asked."
+        }
+    },
+)
+def register_reference(
+    session: SessionDep,
+    backend: BackendDep,
+    store: StoreDep,
+    settings: SettingsDep,
+    body: ReferenceCreate,
+    response: Response,
+):
+    """Register a CSV or Parquet table on a path the server and its workers can read (inside
+    REFERENCE_DIRS) without uploading it. Its statistics pass runs as jobs, one per row range;
+    ``meta.reference.status`` follows it, and runs (least squares) start once it is done."""
+    dataset = reference_tables.register(session, backend, settings, body)
+    response.headers["Location"] = f"/api/datasets/{dataset.id}"
+    return datasets.describe(store, dataset)
+
+
+@router.post(
+    "/{dataset_id}/pass/cancel",
+    response_model=DatasetPublic,
+    responses={404: {"model": Message}, 422: {"model": Message}},
+)
+def cancel_pass(session: SessionDep, store: StoreDep, dataset_id: Id):
+    """Cancel the statistics pass of a table registered by reference (queued ranges at once,
+    running ones at their next batch), e.g. to delete it."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    return datasets.describe(store, reference_tables.cancel_pass(session, store, dataset))
+
+
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
 def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
-    return datasets.describe(store, datasets.get_dataset(session, dataset_id))
+    dataset = datasets.get_dataset(session, dataset_id)
+    return datasets.describe(store, reference_tables.refresh(session, store, dataset))
 
 
 @router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)

@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from app.errors import NotFound
 from app.models import MAX_ID
 from app.services import datasets as dataset_service
 from app.services import lessons
@@ -26,6 +27,7 @@ from app.web.views import run as run_view
 from app.web.views import runs_table
 from app.web.views import saved_lessons as saved_lesson_view
 from app.web.views import stability as stability_view
+from app.web.views import table_pass as table_pass_view
 from app.web.views import teach as teach_view
 
 router = APIRouter(
@@ -60,6 +62,17 @@ def dataset_page(
     context.update(cv_view.dataset_section(session, dataset_id))
     context.update(stability_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)
+
+
+@router.get("/datasets/{dataset_id}/pass")
+def table_pass(request: Request, session: SessionDep, store: StoreDep, dataset_id: Id) -> Response:
+    """The statistics pass of a table registered by reference (the polled fragment)."""
+    dataset = dataset_service.get_dataset(session, dataset_id)
+    tp = table_pass_view.table_pass(session, store, dataset)
+    if tp is None:
+        raise NotFound(f"data set {dataset_id} is not a table registered by reference")
+    context = {"tp": tp, "left": table_pass_view.seconds_text(tp["seconds_left"])}
+    return _live(render(request, "partials/table_pass.html", context), tp["live"])
 
 
 @router.get("/datasets/{dataset_id}/run-params")

@@ -14,6 +14,7 @@ from app.services import catalog, estimates
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
 from app.storage import ArrayStore
+from app.web.views import table_pass as table_pass_view
 from engine.estimate import duration
 
 # --------------------------------------------------------------------------- forms
@@ -110,7 +111,10 @@ def dataset_page(
     objective: str | None,
 ) -> dict[str, Any]:
     dataset = dataset_service.get_dataset(session, dataset_id)
+    tp = table_pass_view.table_pass(session, store, dataset)  # None but for reference tables
     return {
+        "tp": tp,
+        "left": table_pass_view.seconds_text(tp["seconds_left"]) if tp else "",
         "ds": dataset_service.describe(store, dataset),
         "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),

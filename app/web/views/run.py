@@ -10,6 +10,7 @@ from sqlmodel import Session
 import engine
 from app.models import ACTIVE, Dataset, Run, RunResult, seconds_left
 from app.services import datasets as dataset_service
+from app.services import reference_tables
 from app.services import runs as run_service
 from app.storage import ArrayStore
 from app.web.charts import player, recovery
@@ -48,6 +49,7 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
         "standardize": run.standardize,
         "spec": spec.to_dict() if spec else None,
         "result": result,
+        "statistics_line": reference_tables.statistics_line(dataset),
         "live": live,
         "run_seconds": (run.finished_at - run.started_at).total_seconds()
         if run.finished_at and run.started_at

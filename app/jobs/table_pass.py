@@ -1,0 +1,233 @@
+"""The statistics pass over a table registered by reference, and runs from its statistics.
+
+A table larger than memory (issue 28) is never loaded: its data set's ``meta["reference"]``
+holds the :class:`~app.ingest.chunked.TableSchema` and the row ranges
+(:class:`~app.ingest.chunked.TablePart`) planned when it was registered, and each range is a
+run (``Run.table_part``) executed by ``run_job`` like a fold of a cross-validation: the same
+claim, heartbeat, cancel and retry (a killed worker's range runs again). :class:`TablePassPart`
+streams its range in bounded batches (``chunked.iter_batches``), stores the range's partial
+:class:`~engine.statistics.SufficientStatistics` in the array store and returns their key as
+its result. Once every range is done, :func:`merge_parts` merges the partials in range order
+(``merge_all``): the ranges are fixed at registration, so the merged statistics do not depend
+on how many workers ran them, nor in what order.
+
+:func:`select_from_table` is ``run_job``'s selection for such a data set: a least-squares
+algorithm on the merged statistics (``engine.select_from_statistics``), with the fit measured
+from them too. Anything needing rows (a test split, the swap certificate, other objectives)
+is refused before a run is queued (``app.services.runs``), or skipped saying why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import ColumnElement, Engine
+from sqlmodel import Session, col
+
+from app.db.transient import retry
+from app.ingest.chunked import TablePart, TableSchema, iter_batches
+from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
+from app.storage import ArrayStore
+from engine.from_statistics import heldout_mse, select_from_statistics
+from engine.statistics import StatisticsAccumulator, SufficientStatistics, merge_all
+from engine.trace import Event
+
+SOURCE = "reference"  # Dataset.source of a table registered by reference
+PASS_ALGORITHM = "statistics-pass"  # Run.algorithm of a range of the pass (not an engine name)
+BATCH_ROWS = 65536  # rows per batch a range is read in: its memory is one batch and d x d
+NEEDS_ROWS = (
+    "a table registered by reference keeps only the sufficient statistics of least squares, "
+    "not its rows"
+)
+LATER = "logistic regression and the other objectives on such tables are a later step"
+
+Recorder = Callable[[Event], Any]
+
+
+def is_reference(dataset: Dataset) -> bool:
+    return dataset.source == SOURCE
+
+
+def needs_rows(what: str) -> str:
+    """Why ``what`` is not offered on a table registered by reference."""
+    return f"{what} needs the rows, and {NEEDS_ROWS} (a later step of issue 28)"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What ``Dataset.meta["reference"]`` says about the table (written at registration)."""
+
+    schema: TableSchema
+    parts: list[TablePart]
+    part_rows: list[float]  # each range's rows, exact (Parquet) or estimated from bytes (CSV)
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> Reference:
+        ref = dataset.meta["reference"]
+        return cls(
+            TableSchema.from_dict(ref["schema"]),
+            [TablePart(**p) for p in ref["parts"]],
+            [float(r) for r in ref["part_rows"]],
+        )
+
+
+# --------------------------------------------------------------------------- statistics
+def stats_arrays(stats: SufficientStatistics) -> dict[str, np.ndarray]:
+    """The statistics as arrays of the array store (1-d scalars: every store writes rows)."""
+    return {
+        "n": np.array([stats.n], dtype=np.int64),
+        "mean": stats.mean,
+        "y_mean": np.array([stats.y_mean]),
+        "xx": stats.xx,
+        "xy": stats.xy,
+        "yy": np.array([stats.yy]),
+    }
+
+
+def stats_of(arrays: dict[str, np.ndarray], names: Sequence[str] | None) -> SufficientStatistics:
+    return SufficientStatistics(
+        n=int(arrays["n"][0]),
+        mean=np.asarray(arrays["mean"], dtype=np.float64),
+        y_mean=float(arrays["y_mean"][0]),
+        xx=np.asarray(arrays["xx"], dtype=np.float64),
+        xy=np.asarray(arrays["xy"], dtype=np.float64),
+        yy=float(arrays["yy"][0]),
+        feature_names=tuple(names) if names is not None else None,
+    )
+
+
+def load_statistics(store: ArrayStore, dataset: Dataset) -> SufficientStatistics:
+    """The merged statistics of a data set whose pass is done."""
+    arrays = retry(lambda: store.load(dataset.file))  # a database store may be busy
+    return stats_of(arrays, dataset.feature_names)
+
+
+def merge_parts(
+    store: ArrayStore, keys: Sequence[str], names: Sequence[str]
+) -> SufficientStatistics:
+    """The partials under ``keys`` (in range order) merged: the table's statistics."""
+
+    def load(key: str) -> SufficientStatistics:
+        return stats_of(retry(lambda: store.load(key)), names)
+
+    return merge_all([load(key) for key in keys])
+
+
+# --------------------------------------------------------------------------- the pass
+@dataclass
+class RowMeter:
+    """A range's progress: rows read over the rows it holds (estimated for CSV)."""
+
+    expected: float
+    rows: float = 0.0
+
+    def observe(self, event: Event) -> None:
+        self.rows = event.info.get("rows", self.rows)
+
+    @property
+    def progress(self) -> float:
+        return min(self.rows / self.expected, 0.99) if self.expected > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class TablePassPart:
+    """One row range of the statistics pass: its partial statistics, stored."""
+
+    run: Run
+    dataset: Dataset
+    db: Engine
+    reference: Reference
+
+    @classmethod
+    def load(cls, db: Engine, run: Run, dataset: Dataset) -> TablePassPart:
+        return cls(run, dataset, db, Reference.of(dataset))
+
+    @property
+    def index(self) -> int:
+        assert self.run.table_part is not None  # load() is asked for such runs only
+        return self.run.table_part
+
+    @property
+    def siblings(self) -> ColumnElement[bool]:
+        return (col(Run.dataset_id) == self.dataset.id) & col(Run.table_part).is_not(None)
+
+    def meter(self) -> RowMeter:
+        return RowMeter(self.reference.part_rows[self.index])
+
+    def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
+        schema, part = self.reference.schema, self.reference.parts[self.index]
+        start = time.perf_counter()
+        acc = StatisticsAccumulator()
+        rows = batches = 0
+        for X, y in iter_batches(schema, part, batch_rows=BATCH_ROWS):
+            acc.add(SufficientStatistics.from_arrays(X, y))
+            rows, batches = rows + len(y), batches + 1
+            # Not stored (a part keeps no trace): progress, heartbeat and cancel, per batch.
+            event = Event(step=batches, kind="iterate", objective=0.0, support_size=0)
+            event.info["rows"] = float(rows)
+            if recorder(event) is not True:
+                return None, True
+        stats = acc.result(schema.n_features)
+
+        def save() -> str:
+            with Session(self.db) as session:
+                key = store.save(stats_arrays(stats), session)
+                session.commit()
+                return key
+
+        return {
+            "key": retry(save),
+            "rows": stats.n,
+            "batches": batches,
+            "seconds": time.perf_counter() - start,
+        }, False
+
+
+# --------------------------------------------------------------------------- runs
+def select_from_table(
+    run: Run, dataset: Dataset, store: ArrayStore, recorder: Recorder
+) -> tuple[RunResult, bool]:
+    """A run on a table registered by reference: the selection from its merged statistics,
+    and the fit on all its rows measured from them. Returns the summary and whether the
+    recorder stopped it early."""
+    stats = load_statistics(store, dataset)
+    result = select_from_statistics(
+        stats,
+        algorithm=run.algorithm,
+        k=run.k,
+        groups=dataset.groups,
+        recorder=recorder,
+        random_state=run.seed,
+        record_candidates=run.record_candidates,
+        standardize=run.standardize,
+        **run.params,
+    )
+    coef, intercept = result.coef, float(result.intercept)
+    mse = heldout_mse(stats, coef, intercept)
+    r2 = 1.0 - mse * stats.n / stats.yy if stats.yy > 0 else None
+    skipped = {"skipped": f"it needs the rows, and {NEEDS_ROWS}"}
+    summary = RunResult(
+        support=[
+            SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
+            for j in result.support
+        ],
+        intercept=intercept,
+        objective=_finite(result.objective),
+        n_steps=result.n_steps,
+        stop_reason=result.stop_reason,
+        engine_seconds=result.elapsed,
+        train=FitMetrics(n_samples=stats.n, mse=_finite(mse), r2=_finite(r2)),
+        test=None,
+        recovery=None,
+        certificate=skipped if run.certify else None,
+        exact=skipped if run.exact else None,
+    )
+    return summary, result.cancelled
+
+
+def _finite(x: float | None) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
