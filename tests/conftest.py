@@ -45,6 +45,9 @@ SLOW: dict[str, set[str]] = {
     "app/test_api_runs.py": {
         "test_delete_refuses_an_active_run_then_deletes_it_with_its_trace",  # 19 s
     },
+    "app/test_defaults_across_doors.py": {
+        "test_every_door_gives_the_same_defaults",  # 6 s: a worker process
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s

@@ -7,7 +7,7 @@ only for reasons no check could foresee.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
@@ -44,9 +44,20 @@ from app.storage import ArrayStore
 from engine.trace import Event
 
 Loc = tuple[str | int, ...]
+_Config = TypeVar("_Config", bound=RunConfig)
 
 
 # --------------------------------------------------------------------------- validation
+
+
+def with_defaults(config: _Config, dataset: Dataset) -> _Config:
+    """``config`` with what it leaves out resolved as every door resolves it: the objective
+    from the data set's task, k by ``catalog.run_k``. The stored run records these values."""
+    objective = config.objective or catalog.default_objective(dataset)
+    k = config.k
+    if k is None:
+        k = catalog.run_k(dataset, config.algorithm, objective, config.params)
+    return config.model_copy(update={"objective": objective, "k": k})
 
 
 def validate_config(
@@ -58,12 +69,13 @@ def validate_config(
     """The run's parameters with defaults filled in, or InvalidInput naming what is wrong.
 
     ``n_train`` is the number of rows the run trains on (all of them without a test split)."""
-    if reason := catalog.engine_only("objective", config.objective):
+    objective = config.objective or catalog.default_objective(dataset)
+    if reason := catalog.engine_only("objective", objective):
         raise InvalidInput(reason, loc=(*loc, "objective"))
     try:
         checked = engine.check_config(
             config.algorithm,
-            config.objective,
+            objective,
             k=config.k,
             params=config.params,
             n_samples=dataset.n_samples if n_train is None else n_train,
@@ -102,7 +114,7 @@ def _new_run(
     return Run(
         dataset_id=stored_id(dataset),
         algorithm=config.algorithm,
-        objective=config.objective,
+        objective=config.objective or catalog.default_objective(dataset),
         k=config.k,
         params=params,
         standardize=config.standardize,
@@ -125,7 +137,8 @@ def submit_run(
         return get_run(session, idempotency.created(seen.run_id, key))
     dataset = _dataset(session, body.dataset_id)
     n_train = _training_rows(store, dataset, body)
-    run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
+    config = with_defaults(body, dataset)
+    run = _new_run(dataset, config, validate_config(config, dataset, n_train=n_train), body)
     session.add(run)
     try:
         session.flush()
@@ -154,11 +167,12 @@ def submit_comparison(
         return get_comparison(session, idempotency.created(seen.comparison_id, key))
     dataset = _dataset(session, body.dataset_id)
     n_train = _training_rows(store, dataset, body)
+    configs = [with_defaults(config, dataset) for config in body.runs]
     runs = [
         _new_run(
             dataset, config, validate_config(config, dataset, ("body", "runs", i), n_train), body
         )
-        for i, config in enumerate(body.runs)
+        for i, config in enumerate(configs)
     ]
     comparison = Comparison(dataset_id=stored_id(dataset), name=body.name)
     session.add(comparison)

@@ -8,7 +8,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import NotFound
-from app.models import Comparison, Dataset, RunConfig, Task
+from app.models import Comparison, Dataset, RunConfig, SplitOptions, Task
 from app.services import catalog
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
@@ -39,13 +39,15 @@ def run_form(
     names = [o["name"] for o in usable]
     preferred = catalog.default_objective(dataset)
     chosen = objective if objective in names else (preferred if preferred in names else names[0])
+    default_k = catalog.run_k(dataset, spec["name"], str(chosen))
     return {
         "dataset": dataset,
         "algorithms": [{**s, "blocked": _blocked(s["name"], dataset)} for s in specs.values()],
         "algorithm": spec,
         "objectives": usable,
         "objective": next(o for o in usable if o["name"] == chosen),
-        "k_value": k if k not in (None, "") else catalog.default_k(dataset),
+        "k_value": k if k not in (None, "") else ("" if default_k is None else default_k),
+        "compare_k": catalog.default_k(dataset),
     }
 
 
@@ -91,8 +93,9 @@ def dataset_page(
     objective: str | None,
 ) -> dict[str, Any]:
     dataset = dataset_service.get_dataset(session, dataset_id)
+    described = dataset_service.describe(store, dataset)
     return {
-        "ds": dataset_service.describe(store, dataset),
+        "ds": described,
         "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
@@ -101,6 +104,7 @@ def dataset_page(
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
         "judging_options": judging_options(),
+        "run_defaults": run_defaults(),
         **run_form(dataset, algorithm, objective, None),
     }
 
@@ -114,6 +118,18 @@ def judging_options() -> list[dict[str, Any]]:
         {"name": n, "label": label, "default": fields[n].default, "help": fields[n].description}
         for n, label in labels.items()
     ]
+
+
+def run_defaults() -> dict[str, Any]:
+    """The run and compare forms' starting values of the options every door shares, read from
+    the API models that declare them (the schema shows the same defaults)."""
+    config, split = RunConfig.model_fields, SplitOptions.model_fields
+    return {
+        "test_fraction": split["test_fraction"].default,
+        "seed": split["seed"].default or 0,
+        "record_candidates": config["record_candidates"].default,
+        "standardize": config["standardize"].default,
+    }
 
 
 def _groups(dataset: Dataset) -> list[tuple[str, list[str]]]:
