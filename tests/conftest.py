@@ -48,6 +48,9 @@ SLOW: dict[str, set[str]] = {
     "app/test_defaults_across_doors.py": {
         "test_every_door_gives_the_same_defaults",  # 6 s: a worker process
     },
+    "pages/test_wide_tables.py": {
+        "test_a_gene_expression_table_uploads_and_its_page_stays_light",  # 6 s: 1 MB parsed
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s
