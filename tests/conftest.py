@@ -48,6 +48,9 @@ SLOW: dict[str, set[str]] = {
     "app/test_defaults_across_doors.py": {
         "test_every_door_gives_the_same_defaults",  # 6 s: a worker process
     },
+    "app/test_exports.py": {
+        "test_a_run_exports_one_table_per_file",  # 9 s: a worker runs a run and 3 folds
+    },
     "pages/test_wide_tables.py": {
         "test_a_gene_expression_table_uploads_and_its_page_stays_light",  # 6 s: 1 MB parsed
     },

@@ -383,3 +383,10 @@ def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None
             "it to finish"
         )
     store.delete(dataset.file)
+
+
+def prepared_arrays(store: ArrayStore, dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """X (dense) and y as every run on the data set reads them, for the prepared export."""
+    X = storage.matrix_rows(store, dataset.file, 0, dataset.n_samples)
+    y = store.load(dataset.file, ("y",))["y"]
+    return X, y

@@ -3,8 +3,10 @@ mid-run, a server restarted with work in its queue."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import zipfile
 
 import pytest
 from app_helpers import classification_csv, full_trace, regression_csv, upload_ok, wait_for_events
@@ -105,20 +107,24 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     csv_export = worker_client.get(f"/api/runs/{first['id']}/export")
     assert csv_export.headers["content-type"].startswith("text/csv")
     assert "attachment" in csv_export.headers["content-disposition"]
-    lines = csv_export.text.splitlines()
-    table, settings = (
-        lines[: lines.index("")],
-        dict(line.split(",", 1) for line in lines[lines.index("") + 2 :]),
-    )
+    # One table per file (issue 25): the CSV is the features; the zip adds the run's setting.
+    table = csv_export.text.splitlines()
     assert table[0] == "feature,index,coefficient"
-    assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y", "(intercept)"]
+    assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y"]
     coef = float(table[1].split(",")[2])
     assert coef == pytest.approx(first["result"]["support"][0]["coef"])
+    archive = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "zip"})
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as files:
+        assert sorted(files.namelist()) == ["features.csv", "run.csv"]
+        lines = files.read("run.csv").decode().splitlines()
+    assert lines[0] == "name,value"
+    settings = dict(line.split(",", 1) for line in lines[1:])
     # The export carries what the run was and how it did, not only the coefficients.
     assert settings["algorithm"] == "forward-obj" and settings["seed"] == "0"
     assert settings["params.fit_intercept"] == "True" and "train.r2" in settings
     assert settings["objective"] == "least_squares"  # the name, not overwritten by the value
     assert float(settings["objective_value"]) == pytest.approx(first["result"]["objective"])
+    assert float(settings["intercept"]) == pytest.approx(first["result"]["intercept"])
     json_export = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "json"})
     exported = json_export.json()
     assert [f["name"] for f in exported["features"]] == ["=cmd", "-y"]

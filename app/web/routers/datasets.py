@@ -18,11 +18,20 @@ from app.models import (
     UploadOptions,
 )
 from app.services import datasets
+from app.web import export
 from app.web.deps import Id, Offset, SessionDep, SettingsDep, StoreDep, UploadGateDep
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
+Standardize = Annotated[
+    bool,
+    Query(
+        description="Scale each feature column to mean 0 and unit variance, as runs with "
+        "standardize=true select on them."
+    ),
+]
+ExportFormat = Literal["csv", "json", "zip"]
 READ: dict[int | str, dict[str, Any]] = {
     404: {"model": Message},
     410: {
@@ -99,6 +108,30 @@ def generate_dataset(
 @router.get("/{dataset_id}", response_model=DatasetPublic, responses=READ)
 def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
     return datasets.describe(store, datasets.get_dataset(session, dataset_id))
+
+
+@router.get(
+    "/{dataset_id}/export",
+    responses={
+        **READ,
+        200: {"content": {"text/csv": {}, "application/json": {}, "application/zip": {}}},
+    },
+)
+def export_dataset(
+    session: SessionDep,
+    store: StoreDep,
+    dataset_id: Id,
+    format: ExportFormat = "zip",
+    standardize: Standardize = False,
+) -> Response:
+    """The data set as runs read it (one-hot, imputed, labels as 0/1). zip: data.csv and
+    columns.csv (index, column, source, kind, role, mean, std, imputed); csv: data.csv."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    X, y = datasets.prepared_arrays(store, dataset)
+    columns = datasets.describe(store, dataset).columns
+    tables = export.prepared_tables(dataset, X, y, columns, standardize)
+    stem = f"dataset-{dataset_id}-prepared{'-standardized' if standardize else ''}"
+    return export.tables_response(tables, format, stem, "data")
 
 
 @router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)
