@@ -105,3 +105,15 @@ def test_the_schema_says_what_a_left_out_objective_means(client: TestClient) -> 
     assert "task decides" in objective["description"]
     assert schema["properties"]["test_fraction"].get("default") is None
     assert schema["properties"]["record_candidates"]["default"] is False
+
+
+def test_studies_follow_the_task_too(client: TestClient) -> None:
+    """A cross-validation that names no objective fits a 0/1 target by logistic, as a run."""
+    ds = upload_ok(client, zero_one_csv()[0])
+    answer = client.post("/api/cv", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3})
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["objective"] == "logistic"
+    folds = client.get(answer.json()["url"]).json()["folds"]
+    assert all(
+        client.get(f"/api/runs/{f['run_id']}").json()["objective"] == "logistic" for f in folds
+    )
