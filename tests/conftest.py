@@ -73,6 +73,9 @@ SLOW: dict[str, set[str]] = {
     "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
     "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
     "pages/test_pages_runs.py": {"test_runs_table_stays_light_with_thousands_of_runs"},  # 10 s
+    "test_readme.py": {
+        "test_rest_example_runs",  # 35 s: an app process started, runs and a study
+    },
     "test_cli.py": {
         "test_serve_says_where_it_listens_and_stops_cleanly_on_ctrl_c",
         "test_worker_says_what_it_needs",
