@@ -66,10 +66,16 @@ def test_upload_run_poll_result_for_several_algorithms(worker_client) -> None:
     # The engine's own checks refuse a run at submit, with the engine's message ...
     refused = worker_client.post(
         "/api/runs",
-        json={"dataset_id": ds["id"], "algorithm": "fb-threshold", "params": {"eps_back": 1.0}},
+        json={
+            "dataset_id": ds["id"],
+            "algorithm": "fb-threshold",
+            "k": ds["n_features"] + 1,
+            "params": {"eps_back": 1.0},
+        },
     )
     assert refused.status_code == 422
-    assert "give k, or a stopping threshold, or max_steps" in refused.json()["detail"][0]["msg"]
+    message = f"k must be between 1 and {ds['n_features']}"
+    assert message in refused.json()["detail"][0]["msg"]
     # ... and an error only the data can show (a column copying another makes the full model
     # of backward elimination unidentifiable) fails the run, with the engine's message.
     twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
