@@ -82,7 +82,14 @@ class Settings(BaseSettings):
 
     # Limits on what clients may send.
     max_upload_mb: float = Field(50.0, gt=0)
-    max_columns: int = Field(2000, ge=2)
+    max_columns: int = Field(
+        100_000,
+        ge=2,
+        description="A safety cap on a CSV's columns, far above real tables (gene expression: "
+        "thousands to tens of thousands of columns, the d >> n setting): what bounds an upload "
+        "is its size in cells (max_cells) and bytes (max_upload_mb); this only keeps a "
+        "header of a million tiny fields from costing a column statistic and a name each.",
+    )
     max_json_kb: int = Field(1024, ge=1, description="Largest JSON request body.")
     body_idle_seconds: float = Field(
         30.0,

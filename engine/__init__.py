@@ -16,7 +16,15 @@ Judging an answer (``engine.judge``; ``JUDGES`` describes their parameters)::
 """
 
 from .api import SelectionResult, select
-from .config import Config, ConfigError, PathBudget, check_config, path_budget
+from .config import (
+    Config,
+    ConfigError,
+    PathBudget,
+    check_config,
+    default_k,
+    default_objective,
+    path_budget,
+)
 from .from_statistics import select_from_statistics
 from .judge import TOOLS as JUDGES
 from .judge import Certificate, ExactResult, Exchange, FeatureVerdict, certify, exact_best, why_not
@@ -49,6 +57,8 @@ __all__ = [
     "Traits",
     "certify",
     "check_config",
+    "default_k",
+    "default_objective",
     "exact_best",
     "path_budget",
     "select",

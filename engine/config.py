@@ -270,6 +270,43 @@ def check_config(
     return Config(algo, obj, k, algo_params, obj_params, n_features)
 
 
+# The defaults every door (the app's form and API, the CLI, engine.sklearn) applies when a
+# request leaves the objective or k out: declared here once so that the same data give the
+# same run whichever door it came through (issue 25).
+DEFAULT_OBJECTIVES = {"regression": "least_squares", "classification": "logistic"}
+# A handful of features: readable, and cheap on wide tables (10% of 20,000 features would be
+# a 2,000-step path on a table of a few dozen rows).
+DEFAULT_K = 5
+
+
+def default_objective(task: str) -> str:
+    """The objective a run on data of ``task`` gets when it names none."""
+    try:
+        return DEFAULT_OBJECTIVES[task]
+    except KeyError:
+        message = f"no default objective for task {task!r}; name one"
+        raise ConfigError(message, "objective") from None
+
+
+def default_k(
+    algorithm: str,
+    objective: str,
+    n_features: int,
+    params: Mapping[str, Any] | None = None,
+) -> int | None:
+    """k when a request gives none: None when the algorithm takes no k or its parameters end
+    the path by its own stopping rule (delta, epsilon, ...), otherwise ``DEFAULT_K`` features
+    (at most all of them)."""
+    spec = REGISTRY.algorithms.get(algorithm)
+    if spec is not None and spec.k == "unused":
+        return None
+    try:
+        check_config(algorithm, objective, k=None, params=params, n_features=n_features)
+    except ConfigError:
+        return min(DEFAULT_K, max(n_features, 1))
+    return None
+
+
 def algorithms_for(objective: ObjectiveSpec) -> list[str]:
     """Algorithms whose (parameter-free) requirements the objective meets."""
     return [

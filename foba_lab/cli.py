@@ -96,11 +96,16 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     select.add_argument(
         "--objective",
-        default="least_squares",
-        help="least_squares (default), logistic (two classes, any labels), smoothed_hinge, "
-        "smoothed_absolute",
+        help="least_squares, logistic (two classes, any labels), smoothed_hinge, "
+        "smoothed_absolute (default: the target decides, as in the app: logistic for a "
+        "classification target such as 0/1 labels, least_squares otherwise)",
     )
-    select.add_argument("--k", type=int, help="number of features to select")
+    select.add_argument(
+        "--k",
+        type=int,
+        help="number of features to select (default: the algorithm's own stopping rule when "
+        f"its parameters give one, otherwise {engine.config.DEFAULT_K}, as in the app)",
+    )
     select.add_argument(
         "--param",
         action="append",
@@ -218,12 +223,12 @@ def _field_argument(name: str) -> dict[str, Any]:
     return kwargs
 
 
-def read_table(args: argparse.Namespace, task: str) -> Table:
+def read_table(args: argparse.Namespace, task: str | None) -> Table:
     """The CSV file read as an upload is (app.ingest), the options named as this command's."""
     fields = {name: getattr(args, name) for name in TABLE_FIELDS}
     if fields["target"] is None:
         fields["target"] = ""  # the reader then lists the columns to choose from
-    opts = UploadOptions(**fields, task=Task(task))
+    opts = UploadOptions(**fields, task=None if task is None else Task(task))
     # Imported here (pandas): serve and worker do not need it.
     from app.ingest.table import LABELS_PER_COLUMN
     from app.ingest.upload import UploadLimits, parse_csv
@@ -423,12 +428,11 @@ def run_select(args: argparse.Namespace) -> int:
         raise UsageError("--k and --cv exclude each other: --cv chooses k (up to --k-max)")
     if not args.cv and (args.k_max is not None):
         raise UsageError("--k-max is for --cv")
-    objective = _objective(args.objective)
-    params = parse_params(args.param, args.algorithm, objective)
     if streams(args):  # larger than memory: least squares from one streamed pass
-        return select_streamed(args, objective, params)
-    task = engine.OBJECTIVES[objective].task
-    table = read_table(args, task)
+        objective = "least_squares" if args.objective is None else _objective(args.objective)
+        return select_streamed(args, objective, parse_params(args.param, args.algorithm, objective))
+    table, objective = _table_and_objective(args)
+    params = parse_params(args.param, args.algorithm, objective)
     for note in _notes(table):
         print(f"{PROG} select: note: {note}", file=sys.stderr)
     if problem := judging.unknown(args.why_not, table.feature_names):
@@ -439,7 +443,7 @@ def run_select(args: argparse.Namespace) -> int:
         if args.cv:
             cv, k = _cross_validate(args, table, objective, params, bar)
         else:
-            cv, k = None, args.k
+            cv, k = None, _k(args, table, objective, params)
         # The folds take the first 90% of the bar and the final fit the rest.
         result = _select(args, table, objective, params, k, bar, start=0.9 if cv else 0.0)
     finally:
@@ -454,12 +458,33 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _k(args, table: Table, objective: str, params: dict[str, Any]) -> int | None:
+    """--k, or the default every door applies (engine.default_k)."""
+    if args.k is not None:
+        return int(args.k)
+    d = table.X.shape[1]
+    k = engine.default_k(args.algorithm, objective, d, params)
+    if k is not None and table.true_support:  # as the app does (app.services.catalog.run_k)
+        return min(len(table.true_support), d)
+    return k
+
+
 def _judge(args, table: Table, result) -> dict[str, Any]:
     """How good the answer is (foba_lab/judge.py: --certify, --exact, --why-not)."""
     try:
         return judging.judge(args, table.X, table.y, table.feature_names, result)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _table_and_objective(args: argparse.Namespace) -> tuple[Table, str]:
+    """The table, and --objective or, when none is named, the one the target's task calls for
+    (engine.default_objective, as for a data set in the app): a 0/1 target is classification."""
+    if args.objective is None:
+        table = read_table(args, None)
+        return table, engine.default_objective(table.task)
+    objective = _objective(args.objective)
+    return read_table(args, engine.OBJECTIVES[objective].task), objective
 
 
 def _objective(name: str) -> str:
@@ -710,7 +735,7 @@ def add_stability_command(commands: Any) -> None:
     stab.add_argument("csv", help="the CSV file: a header row, then one row per sample")
     add_table_options(stab)
     stab.add_argument("--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s")
-    stab.add_argument("--objective", default="least_squares", help="as for select")
+    stab.add_argument("--objective", help="as for select (default: the target decides)")
     stab.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     stab.add_argument("--no-standardize", dest="standardize", action="store_false")
     stab.add_argument("--seed", type=int, default=0, help="seeds the pairs (default 0)")
@@ -735,10 +760,9 @@ def run_stability(args: argparse.Namespace) -> int:
     from engine.stability import StabilityResult, compare, plan_stability, run_subsamples
     from engine.stability import summarise as merge
 
-    objective = _objective(args.objective)
-    params = parse_params(args.param, args.algorithm, objective)
+    table, objective = _table_and_objective(args)
     task = engine.OBJECTIVES[objective].task
-    table = read_table(args, task)
+    params = parse_params(args.param, args.algorithm, objective)
     n, d = table.X.shape
     peers = [a.strip() for item in args.compare for a in item.split(",") if a.strip()]
     methods = {args.algorithm: params, **{a: {} for a in peers}}

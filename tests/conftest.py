@@ -60,6 +60,15 @@ SLOW: dict[str, set[str]] = {
     "app/test_reference_tables_distributed.py": {
         "test_the_ranges_spread_over_two_distributed_workers",  # worker processes, a queue
     },
+    "app/test_defaults_across_doors.py": {
+        "test_every_door_gives_the_same_defaults",  # 6 s: a worker process
+    },
+    "app/test_exports.py": {
+        "test_a_run_exports_one_table_per_file",  # 9 s: a worker runs a run and 3 folds
+    },
+    "pages/test_wide_tables.py": {
+        "test_a_gene_expression_table_uploads_and_its_page_stays_light",  # 6 s: 1 MB parsed
+    },
     "app/test_api_standardize.py": {
         "test_boston_omp_finds_rm_once_columns_are_standardized",  # 8 s
         "test_boston_units_no_longer_change_the_choice",  # 14 s
@@ -79,6 +88,9 @@ SLOW: dict[str, set[str]] = {
     "engine/test_sklearn.py": {"test_check_estimator_passes[SparseClassifierCV()]"},  # 16 s
     "pages/test_pages.py": {"test_a_long_run_keeps_its_page_light"},  # 13 s
     "pages/test_pages_runs.py": {"test_runs_table_stays_light_with_thousands_of_runs"},  # 10 s
+    "test_readme.py": {
+        "test_rest_example_runs",  # 35 s: an app process started, runs and a study
+    },
     "test_cli.py": {
         "test_serve_says_where_it_listens_and_stops_cleanly_on_ctrl_c",
         "test_worker_says_what_it_needs",

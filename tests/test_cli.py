@@ -106,7 +106,11 @@ def test_classification_targets_may_be_labels(tmp_path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert [s["feature"] for s in json.loads(out.stdout)["selected"]] == ["c"]
-    wrong = foba_lab("select", str(path), "--target", "label", "--k", "1")
+    # No --objective: the labels make it a classification, fitted by logistic (issue 25).
+    default = foba_lab("select", str(path), "--target", "label", "--k", "1", "--json")
+    assert default.returncode == 0, default.stderr
+    assert json.loads(default.stdout)["objective"] == "logistic"
+    wrong = foba_lab("select", str(path), "--target", "label", "--objective", "least_squares")
     assert wrong.returncode == 2 and "--objective logistic" in wrong.stderr
 
 

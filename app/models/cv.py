@@ -47,7 +47,11 @@ class CVCreate(Request):
 
     dataset_id: int = Field(ge=1, le=MAX_ID)
     algorithm: str = Field(description="A name from GET /api/algorithms that takes k.")
-    objective: str = Field("least_squares", description="A name from GET /api/objectives.")
+    objective: str | None = Field(
+        None,
+        description="A name from GET /api/objectives. None (the default): the data set's task "
+        "decides, least_squares for regression and logistic for classification, as for a run.",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="Algorithm and objective parameters, by name."
     )

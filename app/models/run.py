@@ -110,13 +110,28 @@ class RunConfig(Request):
     model_config = STRICT
 
     algorithm: str = Field(description="A name from GET /api/algorithms.")
-    objective: str = Field("least_squares", description="A name from GET /api/objectives.")
-    k: int | None = Field(None, ge=1, le=MAX_K, description="Number of features to select.")
+    objective: str | None = Field(
+        None,
+        description="A name from GET /api/objectives. None (the default): the data set's task "
+        "decides, least_squares for regression and logistic for classification; the stored run "
+        "records the objective used.",
+    )
+    k: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_K,
+        description="Number of features to select. None (the default): the size of the data "
+        "set's known true support, or else 5 (engine.default_k), unless the algorithm ends its "
+        "path by its own rule (a stopping threshold among its parameters, or no k at all); the "
+        "stored run records the k used.",
+    )
     params: dict[str, Any] = Field(
         default_factory=dict, description="Algorithm and objective parameters, by name."
     )
     record_candidates: bool = Field(
-        False, description="Keep the candidate scores behind each decision (teaching mode)."
+        False,
+        description="Keep the candidate scores behind each decision (teaching mode); off by "
+        "default, as in engine.select, since they grow with the number of features.",
     )
     standardize: bool = Field(
         True,
@@ -131,7 +146,11 @@ class SplitOptions(Request):
     model_config = STRICT
 
     test_fraction: Fraction | None = Field(
-        None, gt=0, lt=1, description="Hold out this fraction of rows to test on."
+        None,
+        gt=0,
+        lt=1,
+        description="Hold out this fraction of rows to test on. None (the default): train on "
+        "every row, as the CLI and engine.sklearn do.",
     )
     seed: int | None = Field(
         None,

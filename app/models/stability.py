@@ -66,7 +66,9 @@ class StabilityCreate(Request):
     algorithm: str | None = Field(
         None, description="A name from GET /api/algorithms that takes k (default: the run's)."
     )
-    objective: str | None = Field(None, description="Default: the run's, else least_squares.")
+    objective: str | None = Field(
+        None, description="Default: the run's, else the data set's task decides (as for a run)."
+    )
     params: dict[str, Any] | None = Field(
         None, description="Algorithm and objective parameters, by name (default: the run's)."
     )

@@ -40,13 +40,27 @@ def algorithm_list() -> list[dict[str, Any]]:
 
 
 def default_objective(dataset: Dataset) -> str:
-    return "logistic" if dataset.task == Task.classification else "least_squares"
+    """The objective of a run that names none: the data set's task decides (engine's rule)."""
+    return engine.default_objective(dataset.task)
 
 
 def default_k(dataset: Dataset) -> int:
+    """A size for studies over k (CV, stability) and the compare form: the known true
+    support's, otherwise the engine's default k."""
     if dataset.true_support:
         return min(len(dataset.true_support), dataset.n_features)
-    return min(5, dataset.n_features)
+    return min(engine.config.DEFAULT_K, dataset.n_features)
+
+
+def run_k(
+    dataset: Dataset, algorithm: str, objective: str, params: dict[str, Any] | None = None
+) -> int | None:
+    """k of a run that gives none, the same for the form, the API and (without a known true
+    support) the CLI and engine.sklearn: None when the algorithm ends its path itself."""
+    k = engine.default_k(algorithm, objective, dataset.n_features, params)
+    if k is not None and dataset.true_support:
+        return min(len(dataset.true_support), dataset.n_features)
+    return k
 
 
 def blocked_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | None:

@@ -76,12 +76,14 @@ def _check_classes(store: ArrayStore, dataset: Dataset, plan: CVPlan, body: CVCr
 
 
 def _plan(body: CVCreate, dataset: Dataset, n_train: int) -> CVPlan:
-    if reason := catalog.engine_only("objective", body.objective):
+    # No objective named: the data set's task decides, as for a run (one default, issue 25).
+    objective = body.objective or catalog.default_objective(dataset)
+    if reason := catalog.engine_only("objective", objective):
         raise InvalidInput(reason, loc=("body", "objective"))
     try:
         return plan_cv(
             body.algorithm,
-            body.objective,
+            objective,
             k_max=body.k_max,
             params=body.params,
             metric=body.metric,
@@ -115,7 +117,7 @@ def submit_cv(
     study = CVStudy(
         dataset_id=stored_id(dataset),
         algorithm=body.algorithm,
-        objective=body.objective,
+        objective=plan.objective,
         k_max=plan.k_max,
         params=params,
         standardize=body.standardize,
@@ -131,7 +133,7 @@ def submit_cv(
             Run(
                 dataset_id=stored_id(dataset),
                 algorithm=body.algorithm,
-                objective=body.objective,
+                objective=plan.objective,
                 k=plan.k_max,
                 params=params,
                 seed=body.seed,

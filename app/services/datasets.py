@@ -393,3 +393,10 @@ def delete_dataset(session: Session, store: ArrayStore, dataset_id: int) -> None
     for key in [dataset.file, *partials]:
         if key:
             store.delete(key)
+
+
+def prepared_arrays(store: ArrayStore, dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """X (dense) and y as every run on the data set reads them, for the prepared export."""
+    X = storage.matrix_rows(store, dataset.file, 0, dataset.n_samples)
+    y = store.load(dataset.file, ("y",))["y"]
+    return X, y

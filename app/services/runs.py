@@ -7,7 +7,7 @@ only for reasons no check could foresee.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import or_, update
 from sqlalchemy.exc import IntegrityError
@@ -46,9 +46,20 @@ from engine.from_statistics import check_statistics_config
 from engine.trace import Event
 
 Loc = tuple[str | int, ...]
+_Config = TypeVar("_Config", bound=RunConfig)
 
 
 # --------------------------------------------------------------------------- validation
+
+
+def with_defaults(config: _Config, dataset: Dataset) -> _Config:
+    """``config`` with what it leaves out resolved as every door resolves it: the objective
+    from the data set's task, k by ``catalog.run_k``. The stored run records these values."""
+    objective = config.objective or catalog.default_objective(dataset)
+    k = config.k
+    if k is None:
+        k = catalog.run_k(dataset, config.algorithm, objective, config.params)
+    return config.model_copy(update={"objective": objective, "k": k})
 
 
 def validate_config(
@@ -60,14 +71,15 @@ def validate_config(
     """The run's parameters with defaults filled in, or InvalidInput naming what is wrong.
 
     ``n_train`` is the number of rows the run trains on (all of them without a test split)."""
-    if reason := catalog.engine_only("objective", config.objective):
+    objective = config.objective or catalog.default_objective(dataset)
+    if reason := catalog.engine_only("objective", objective):
         raise InvalidInput(reason, loc=(*loc, "objective"))
     if table_pass.is_reference(dataset):
         return _statistics_config(config, dataset, loc)
     try:
         checked = engine.check_config(
             config.algorithm,
-            config.objective,
+            objective,
             k=config.k,
             params=config.params,
             n_samples=dataset.n_samples if n_train is None else n_train,
@@ -146,7 +158,7 @@ def _new_run(
     return Run(
         dataset_id=stored_id(dataset),
         algorithm=config.algorithm,
-        objective=config.objective,
+        objective=config.objective or catalog.default_objective(dataset),
         k=config.k,
         params=params,
         standardize=config.standardize,
@@ -170,7 +182,8 @@ def submit_run(
     dataset = _dataset(session, body.dataset_id)
     _check_reference(session, store, dataset, body)
     n_train = _training_rows(store, dataset, body)
-    run = _new_run(dataset, body, validate_config(body, dataset, n_train=n_train), body)
+    config = with_defaults(body, dataset)
+    run = _new_run(dataset, config, validate_config(config, dataset, n_train=n_train), body)
     session.add(run)
     try:
         session.flush()
@@ -200,11 +213,12 @@ def submit_comparison(
     dataset = _dataset(session, body.dataset_id)
     _check_reference(session, store, dataset, body)
     n_train = _training_rows(store, dataset, body)
+    configs = [with_defaults(config, dataset) for config in body.runs]
     runs = [
         _new_run(
             dataset, config, validate_config(config, dataset, ("body", "runs", i), n_train), body
         )
-        for i, config in enumerate(body.runs)
+        for i, config in enumerate(configs)
     ]
     comparison = Comparison(dataset_id=stored_id(dataset), name=body.name)
     session.add(comparison)

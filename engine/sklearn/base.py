@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..api import SelectionResult, select
-from ..config import ConfigError, check_config
+from ..config import default_k
 from ..registry import REGISTRY
 
 _ACCEPT_SPARSE = ("csr", "csc")
@@ -84,23 +84,10 @@ class _EngineParams:
 
 
 def _default_k(estimator: Any, n_features: int) -> int | None:
-    """k when none is given: the algorithm's own stopping rule when its parameters give one
-    (or it takes no k), otherwise 10% of the features (at least 1), as scikit-learn's
-    ``OrthogonalMatchingPursuit``."""
-    spec = REGISTRY.algorithms.get(estimator.algorithm)
-    if spec is not None and spec.k == "unused":
-        return None
-    try:
-        check_config(
-            estimator.algorithm,
-            estimator.objective,
-            k=None,
-            params=estimator._params,
-            n_features=n_features,
-        )
-    except ConfigError:
-        return max(int(0.1 * n_features), 1)
-    return None
+    """k when none is given: the engine's one default (``engine.default_k``: the algorithm's
+    own stopping rule when its parameters give one, otherwise 5 features), as the app and the
+    command line apply it."""
+    return default_k(estimator.algorithm, estimator.objective, n_features, estimator._params)
 
 
 def _tags(tags: Any) -> Any:

@@ -31,7 +31,8 @@ class SparseRegressor(RegressorMixin, _SparseLinear, BaseEstimator):
         A name in ``engine.ALGORITHMS``.
     k : int, optional
         Number of features. None: the algorithm's own stopping rule when its parameters give
-        one (``delta``, ``epsilon``...), otherwise 10% of the features (at least 1).
+        one (``delta``, ``epsilon``...), otherwise 5 (``engine.default_k``, the app's and the
+        command line's default too).
     objective : str, default "least_squares"
         A regression objective in ``engine.OBJECTIVES`` (``least_squares``,
         ``smoothed_absolute``).

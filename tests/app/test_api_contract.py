@@ -13,6 +13,10 @@ import engine
 
 # A test that exercises each operation of the schema.
 COVERED = {
+    "test_exports::test_the_prepared_data_set_and_its_column_mapping": [
+        ("get", "/api/datasets/{dataset_id}/export")
+    ],
+    "test_exports::test_a_run_exports_one_table_per_file": [("get", "/api/cv/{cv_id}/export")],
     "test_api_contract::test_healthz_reports_database_and_workers": [("get", "/healthz")],
     "test_api_contract::test_algorithms_come_from_the_registry": [("get", "/api/algorithms")],
     "test_api_contract::test_objectives_come_from_the_registry": [("get", "/api/objectives")],

@@ -78,7 +78,6 @@ BAD_RUNS = {
         ["params"],
         ["'fit_intercept'", "true or false"],
     ),
-    "k missing": ({"algorithm": "backward"}, ["k"], ["needs k", "1 to 5"]),
     "k too large": ({"algorithm": "omp", "k": 6}, ["k"], ["between 1 and 5", "got 6"]),
     "k zero": ({"algorithm": "omp", "k": 0}, ["k"], ["greater than or equal to 1"]),
     "logistic on a regression target": (
@@ -106,7 +105,6 @@ BAD_RUNS = {
         ["algorithm"],
         ["needs groups"],
     ),
-    "forward method without an end": ({"algorithm": "omp"}, ["params"], ["stopping threshold"]),
     "unknown field": ({"algorithm": "omp", "k": 2, "tol": 1}, ["tol"], ["Extra inputs"]),
     "negative seed": ({"algorithm": "omp", "k": 2, "seed": -1}, ["seed"], ["greater than"]),
 }

@@ -16,7 +16,7 @@ from app.jobs.tasks import JobContext, ProgressMeter, TraceWriter, run_job
 from app.migrations import prepare_schema
 from app.models import DatasetGenerate, Run, RunConfig, RunStatus, TraceEvent
 from app.services.datasets import create_generated
-from app.services.runs import cancel_run, validate_config
+from app.services.runs import cancel_run, validate_config, with_defaults
 from app.storage import DirectoryStore
 from engine.trace import Event
 
@@ -34,7 +34,7 @@ def queue_run(db: Engine, data_dir: Path, **config) -> int:
     with Session(db) as session:
         body = DatasetGenerate(generator="gaussian_regression", params={"n": 80, "d": 10})
         dataset = create_generated(session, DirectoryStore(data_dir), body)
-        run_config = RunConfig(**config)
+        run_config = with_defaults(RunConfig(**config), dataset)  # as the API resolves it
         params = validate_config(run_config, dataset)
         run = Run(
             dataset_id=dataset.id,

@@ -3,8 +3,10 @@ mid-run, a server restarted with work in its queue."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import zipfile
 
 import pytest
 from app_helpers import classification_csv, full_trace, regression_csv, upload_ok, wait_for_events
@@ -64,10 +66,16 @@ def test_upload_run_poll_result_for_several_algorithms(worker_client) -> None:
     # The engine's own checks refuse a run at submit, with the engine's message ...
     refused = worker_client.post(
         "/api/runs",
-        json={"dataset_id": ds["id"], "algorithm": "fb-threshold", "params": {"eps_back": 1.0}},
+        json={
+            "dataset_id": ds["id"],
+            "algorithm": "fb-threshold",
+            "k": ds["n_features"] + 1,
+            "params": {"eps_back": 1.0},
+        },
     )
     assert refused.status_code == 422
-    assert "give k, or a stopping threshold, or max_steps" in refused.json()["detail"][0]["msg"]
+    message = f"k must be between 1 and {ds['n_features']}"
+    assert message in refused.json()["detail"][0]["msg"]
     # ... and an error only the data can show (a column copying another makes the full model
     # of backward elimination unidentifiable) fails the run, with the engine's message.
     twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
@@ -105,20 +113,24 @@ def check_comparison_trace_and_exports(worker_client) -> None:
     csv_export = worker_client.get(f"/api/runs/{first['id']}/export")
     assert csv_export.headers["content-type"].startswith("text/csv")
     assert "attachment" in csv_export.headers["content-disposition"]
-    lines = csv_export.text.splitlines()
-    table, settings = (
-        lines[: lines.index("")],
-        dict(line.split(",", 1) for line in lines[lines.index("") + 2 :]),
-    )
+    # One table per file (issue 25): the CSV is the features; the zip adds the run's setting.
+    table = csv_export.text.splitlines()
     assert table[0] == "feature,index,coefficient"
-    assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y", "(intercept)"]
+    assert [line.split(",")[0] for line in table[1:]] == ["'=cmd", "'-y"]
     coef = float(table[1].split(",")[2])
     assert coef == pytest.approx(first["result"]["support"][0]["coef"])
+    archive = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "zip"})
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as files:
+        assert sorted(files.namelist()) == ["features.csv", "run.csv"]
+        lines = files.read("run.csv").decode().splitlines()
+    assert lines[0] == "name,value"
+    settings = dict(line.split(",", 1) for line in lines[1:])
     # The export carries what the run was and how it did, not only the coefficients.
     assert settings["algorithm"] == "forward-obj" and settings["seed"] == "0"
     assert settings["params.fit_intercept"] == "True" and "train.r2" in settings
     assert settings["objective"] == "least_squares"  # the name, not overwritten by the value
     assert float(settings["objective_value"]) == pytest.approx(first["result"]["objective"])
+    assert float(settings["intercept"]) == pytest.approx(first["result"]["intercept"])
     json_export = worker_client.get(f"/api/runs/{first['id']}/export", params={"format": "json"})
     exported = json_export.json()
     assert [f["name"] for f in exported["features"]] == ["=cmd", "-y"]

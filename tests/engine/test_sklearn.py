@@ -117,9 +117,9 @@ def test_engine_parameters_are_estimator_parameters() -> None:
     assert not clash, f"estimator parameters hide engine parameters: {clash}"
 
 
-def test_k_defaults_to_the_algorithms_own_stopping_rule_or_ten_percent() -> None:
+def test_k_defaults_to_the_algorithms_own_stopping_rule_or_five() -> None:
     X, y = make_regression(2, n=80, d=40, k_true=3)
-    assert len(SparseRegressor("omp").fit(X, y).support_) == 4
+    assert len(SparseRegressor("omp").fit(X, y).support_) == 5
     by_delta = SparseRegressor("foba-obj", delta=0.05).fit(X, y)
     assert "delta" in by_delta.stop_reason_
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Response
 
 from app.models import Message, RunPublic
 from app.models.cv import CVCreate, CVFinalCreate, CVPublic
 from app.services import cv
+from app.web import export
 from app.web.deps import BackendDep, Id, SessionDep, StoreDep
 from app.web.routers.runs import IdempotencyKey
 
@@ -62,3 +63,21 @@ def submit_final(
 def cancel_cv(session: SessionDep, cv_id: Id):
     """Cancel the folds that have not finished."""
     return cv.public(session, cv.cancel_study(session, cv_id))
+
+
+@router.get(
+    "/cv/{cv_id}/export",
+    responses={
+        **NOT_FOUND,
+        200: {"content": {"text/csv": {}, "application/json": {}, "application/zip": {}}},
+        409: {"model": Message, "description": "A fold is not done (yet)."},
+    },
+)
+def export_cv(session: SessionDep, cv_id: Id, format: Literal["csv", "json", "zip"] = "csv"):
+    """The curve as a download. csv: the curve alone (k, mean_error, se_error, metric, k_min,
+    k_1se, chosen); zip: curve.csv and folds.csv (fold, k, error: every held-out error the
+    curve averages); json: both tables by name."""
+    study = cv.public(session, cv.get_study(session, cv_id))
+    fold_results = {r.cv_fold or 0: r.result for r in cv.fold_runs(session, cv_id)}
+    tables = export.cv_tables(study, fold_results)
+    return export.tables_response(tables, format, f"cv-{cv_id}", "curve")

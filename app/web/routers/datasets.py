@@ -21,6 +21,7 @@ from app.models import (
 from app.models.estimate import EstimatePublic
 from app.models.fields import MAX_K
 from app.services import datasets, estimates, reference_tables
+from app.web import export
 from app.web.deps import (
     BackendDep,
     Id,
@@ -34,6 +35,14 @@ from app.web.deps import (
 router = APIRouter(prefix="/datasets", tags=["datasets"])
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
+Standardize = Annotated[
+    bool,
+    Query(
+        description="Scale each feature column to mean 0 and unit variance, as runs with "
+        "standardize=true select on them."
+    ),
+]
+ExportFormat = Literal["csv", "json", "zip"]
 READ: dict[int | str, dict[str, Any]] = {
     404: {"model": Message},
     410: {
@@ -150,6 +159,30 @@ def cancel_pass(session: SessionDep, store: StoreDep, dataset_id: Id):
 def get_dataset(session: SessionDep, store: StoreDep, dataset_id: Id):
     dataset = datasets.get_dataset(session, dataset_id)
     return datasets.describe(store, reference_tables.refresh(session, store, dataset))
+
+
+@router.get(
+    "/{dataset_id}/export",
+    responses={
+        **READ,
+        200: {"content": {"text/csv": {}, "application/json": {}, "application/zip": {}}},
+    },
+)
+def export_dataset(
+    session: SessionDep,
+    store: StoreDep,
+    dataset_id: Id,
+    format: ExportFormat = "zip",
+    standardize: Standardize = False,
+) -> Response:
+    """The data set as runs read it (one-hot, imputed, labels as 0/1). zip: data.csv and
+    columns.csv (index, column, source, kind, role, mean, std, imputed); csv: data.csv."""
+    dataset = datasets.get_dataset(session, dataset_id)
+    X, y = datasets.prepared_arrays(store, dataset)
+    columns = datasets.describe(store, dataset).columns
+    tables = export.prepared_tables(dataset, X, y, columns, standardize)
+    stem = f"dataset-{dataset_id}-prepared{'-standardized' if standardize else ''}"
+    return export.tables_response(tables, format, stem, "data")
 
 
 @router.get("/{dataset_id}/preview", response_model=DatasetPreview, responses=READ)

@@ -57,8 +57,9 @@ def dataset_page(
     dataset_id: Id,
     algorithm: str | None = None,
     objective: str | None = None,
+    columns: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> Response:
-    context = home_view.dataset_page(session, store, dataset_id, algorithm, objective)
+    context = home_view.dataset_page(session, store, dataset_id, algorithm, objective, columns)
     context.update(cv_view.dataset_section(session, dataset_id))
     context.update(stability_view.dataset_section(session, dataset_id))
     return render(request, "dataset.html", context)

@@ -23,6 +23,7 @@ from app.models import (
 from app.services import datasets, judging, run_edits, runs, what_if
 from app.web import export
 from app.web.deps import BackendDep, Id, Offset, SessionDep, StoreDep
+from app.web.export import download
 
 router = APIRouter(tags=["runs"])
 
@@ -183,26 +184,26 @@ def cancel_run(session: SessionDep, run_id: Id, response: Response):
     "/runs/{run_id}/export",
     responses={
         **NOT_FOUND,
-        200: {"content": {"text/csv": {}, "application/json": {}}},
+        200: {"content": {"text/csv": {}, "application/json": {}, "application/zip": {}}},
         409: {
             "model": Message,
             "description": "The run has no result yet, or is a fold of a cross-validation.",
         },
     },
 )
-def export_run(session: SessionDep, run_id: Id, format: Literal["csv", "json"] = "csv") -> Response:
-    """The selected features and their coefficients, with the run's setting (data, method,
-    parameters, seed, split) and metrics, as a download."""
+def export_run(
+    session: SessionDep, run_id: Id, format: Literal["csv", "json", "zip"] = "csv"
+) -> Response:
+    """The run as a download. csv: the selected features alone, one table (feature, index,
+    coefficient); zip: features.csv and run.csv (name, value: the setting, intercept and
+    metrics); json: the setting, metrics, intercept and features in one document."""
     run = runs.get_selection_run(session, run_id)
     dataset = datasets.get_dataset(session, run.dataset_id)
-    headers = _download(f"run-{run_id}.{format}")
     if format == "json":
-        return JSONResponse(export.as_json(run, dataset), headers=headers)
-    return PlainTextResponse(export.as_csv(run, dataset), media_type="text/csv", headers=headers)
-
-
-def _download(filename: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{filename}"'}
+        return JSONResponse(export.as_json(run, dataset), headers=download(f"run-{run_id}.json"))
+    return export.tables_response(
+        export.run_tables(run, dataset), format, f"run-{run_id}", "features"
+    )
 
 
 @router.post("/comparisons", status_code=202, response_model=ComparisonPublic, responses=SUBMIT)
@@ -244,7 +245,7 @@ def export_comparison(
     """Every run of the comparison, one row each: setting, metrics, selected features."""
     comparison = runs.get_comparison(session, comparison_id)
     dataset = datasets.get_dataset(session, comparison.dataset_id)
-    headers = _download(f"comparison-{comparison_id}.{format}")
+    headers = download(f"comparison-{comparison_id}.{format}")
     if format == "json":
         return JSONResponse(export.comparison_rows(comparison, dataset), headers=headers)
     body = export.comparison_csv(comparison, dataset)

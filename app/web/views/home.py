@@ -9,7 +9,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import InvalidInput, NotFound
-from app.models import Comparison, Dataset, RunConfig, Task
+from app.models import Comparison, Dataset, RunConfig, SplitOptions, Task
 from app.services import catalog, estimates
 from app.services import datasets as dataset_service
 from app.services import runs as run_service
@@ -42,13 +42,15 @@ def run_form(
     names = [o["name"] for o in usable]
     preferred = catalog.default_objective(dataset)
     chosen = objective if objective in names else (preferred if preferred in names else names[0])
+    default_k = catalog.run_k(dataset, spec["name"], str(chosen))
     return {
         "dataset": dataset,
         "algorithms": [{**s, "blocked": _blocked(s["name"], dataset)} for s in specs.values()],
         "algorithm": spec,
         "objectives": usable,
         "objective": next(o for o in usable if o["name"] == chosen),
-        "k_value": k if k not in (None, "") else catalog.default_k(dataset),
+        "k_value": k if k not in (None, "") else ("" if default_k is None else default_k),
+        "compare_k": catalog.default_k(dataset),
     }
 
 
@@ -109,13 +111,17 @@ def dataset_page(
     dataset_id: int,
     algorithm: str | None,
     objective: str | None,
+    columns_from: int = 0,
 ) -> dict[str, Any]:
     dataset = dataset_service.get_dataset(session, dataset_id)
     tp = table_pass_view.table_pass(session, store, dataset)  # None but for reference tables
+    described = dataset_service.describe(store, dataset)
     return {
         "tp": tp,
         "left": table_pass_view.seconds_text(tp["seconds_left"]) if tp else "",
-        "ds": dataset_service.describe(store, dataset),
+        "ds": described,
+        "column_page": column_page(described.columns, columns_from),
+        "feature_chips": FEATURE_CHIPS,
         "preview": dataset_service.preview(store, dataset, 0, 15),
         "groups": _groups(dataset),
         "runs": run_service.list_runs(session, dataset_id, None, 0, 50),
@@ -124,6 +130,7 @@ def dataset_page(
         "compare_objectives": objective_specs(dataset),
         "default_objective": catalog.default_objective(dataset),
         "judging_options": judging_options(),
+        "run_defaults": run_defaults(),
         **run_form(dataset, algorithm, objective, None),
     }
 
@@ -137,6 +144,42 @@ def judging_options() -> list[dict[str, Any]]:
         {"name": n, "label": label, "default": fields[n].default, "help": fields[n].description}
         for n, label in labels.items()
     ]
+
+
+# A wide table (gene expression: 2,000 to 20,000+ features) keeps its page light: the feature
+# names and the column summary show a page of columns each, the rest one link away (and all of
+# them in GET /api/datasets/{id}). 20,000 rows of statistics were 4 MB of HTML.
+FEATURE_CHIPS = 200
+COLUMN_PAGE = 100
+
+
+def column_page(columns: list[Any], start: int) -> dict[str, Any]:
+    """A page of the column summary from ``start``, the target always shown, with the starts of
+    the previous and next pages (None at either end)."""
+    target = [c for c in columns if c.role == "target"]
+    features = [c for c in columns if c.role != "target"]
+    start = min(max(start, 0), max(len(features) - 1, 0)) // COLUMN_PAGE * COLUMN_PAGE
+    end = min(start + COLUMN_PAGE, len(features))
+    return {
+        "rows": target + features[start:end],
+        "first": start + 1,
+        "last": end,
+        "total": len(features),
+        "previous": start - COLUMN_PAGE if start > 0 else None,
+        "next": end if end < len(features) else None,
+    }
+
+
+def run_defaults() -> dict[str, Any]:
+    """The run and compare forms' starting values of the options every door shares, read from
+    the API models that declare them (the schema shows the same defaults)."""
+    config, split = RunConfig.model_fields, SplitOptions.model_fields
+    return {
+        "test_fraction": split["test_fraction"].default,
+        "seed": split["seed"].default or 0,
+        "record_candidates": config["record_candidates"].default,
+        "standardize": config["standardize"].default,
+    }
 
 
 def _groups(dataset: Dataset) -> list[tuple[str, list[str]]]:

@@ -23,7 +23,12 @@ def run_judgement(run: Run, dataset: Dataset, result: RunResult | None) -> dict[
         return None
     names = dataset.feature_names
     cert, exact = result.certificate, result.exact
-    out: dict[str, Any] = {"run_id": run.id, "certify": run.certify, "exact_asked": run.exact}
+    out: dict[str, Any] = {
+        "run_id": run.id,
+        "dataset_id": dataset.id,
+        "certify": run.certify,
+        "exact_asked": run.exact,
+    }
     if cert is None:
         out["cert_state"] = "off" if not run.certify else "absent"
     elif "skipped" in cert:
@@ -62,8 +67,14 @@ def run_judgement(run: Run, dataset: Dataset, result: RunResult | None) -> dict[
     ]
     out["selected"] = [(j, names[j]) for j in selected]
     out["suggested"] = [(j, names[j]) for j in dict.fromkeys(mentioned) if j not in selected][:12]
-    out["features"] = list(enumerate(names))
+    # A wide table's 20,000 names made the run page 730 KB: past WHY_NOT_OPTIONS the form
+    # takes a feature's index (the data set page's column summary lists them) instead.
+    out["features"] = list(enumerate(names)) if len(names) <= WHY_NOT_OPTIONS else None
+    out["n_features"] = len(names)
     return out
+
+
+WHY_NOT_OPTIONS = 500
 
 
 def why_not_fragment(session: Session, store: ArrayStore, run_id: int, feature: int) -> dict:
