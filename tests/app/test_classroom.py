@@ -250,3 +250,72 @@ def test_predict_alone_keeps_the_whole_lesson_in_its_url(data_dir: Path) -> None
         assert "Your score: <strong>1</strong> of 2" in second
         done = client.get(url + "&q=2&right=1&answered=2").text
         assert "<strong>1</strong> of 2 right" in done
+
+
+def lesson_run(db: Engine, data_dir: Path, problem, config: dict) -> int:
+    """A built-in lesson's run, its trace stored as a worker would."""
+    objective = config.get("objective", "least_squares")
+    result = engine.select(
+        problem.X,
+        problem.y,
+        algorithm=config["algorithm"],
+        objective=objective,
+        k=config["k"],
+        record_candidates=True,
+    )
+    with Session(db) as session:
+        ds = create_from_problem(session, DirectoryStore(data_dir), problem, name="l", source="t")
+        run = Run(
+            dataset_id=ds.id,
+            algorithm=config["algorithm"],
+            objective=objective,
+            k=config["k"],
+            params=result.params,
+            record_candidates=True,
+            status=RunStatus.done,
+        )
+        session.add(run)
+        session.flush()
+        for e in result.trace:
+            session.add(TraceEvent(run_id=run.id, step=e.step, kind=e.kind, data=e.to_dict()))
+        session.commit()
+        return run.id
+
+
+def test_a_url_reproduces_every_lesson_view_of_every_built_in_lesson(data_dir: Path) -> None:
+    """Round trip over all built-in lessons, their runs and every step a question can ask: the
+    predict page's URL alone (steps, question, pick, score, story, hidden parts) gives the same
+    view every time, showing that step's question, and the pick's verdict."""
+    from urllib.parse import quote
+
+    from markupsafe import escape
+    from service_helpers import make_settings, serve
+
+    from app.services.lessons import LESSONS
+
+    asked = 0
+    with serve(make_settings(data_dir)) as client:
+        db = client.app.state.db
+        for lesson in LESSONS.values():
+            problem = lesson.make()
+            for lesson_step in lesson.runs:
+                run_id = lesson_run(db, data_dir, problem, lesson_step.config)
+                with Session(db) as session:
+                    _, specs = classroom.run_questions(session, run_id)
+                assert specs, (lesson.key, lesson_step.label)
+                for start in range(0, len(specs), classroom.MAX_QUESTIONS):
+                    chunk = specs[start : start + classroom.MAX_QUESTIONS]
+                    steps = ",".join(str(q.step) for q in chunk)
+                    url = f"/predict/{run_id}?steps={steps}&story=Watch+it&hide=nav,links"
+                    for i, spec in enumerate(chunk):
+                        view = f"{url}&q={i}&right=0&answered={i}"
+                        page = client.get(view).text
+                        assert page == client.get(view).text  # the URL is the whole state
+                        head = f"Question {i + 1} of {len(chunk)} · step {spec.step}"
+                        assert head in page and str(escape(spec.prompt)) in page, view
+                        assert "Watch it" in page and 'class="crumbs"' not in page
+                        right = client.get(f"{view}&pick={quote(spec.answer)}").text
+                        assert "you were right" in right
+                        assert f"Your score: <strong>1</strong> of {i + 1}" in right
+                        asked += 1
+    assert asked >= 3 * len(LESSONS), asked
