@@ -30,7 +30,7 @@ LABELS = {
 
 # A required field sent empty: multipart forms drop empty values, so FastAPI says "Field
 # required" (app.web.errors says this instead); the reader says it of a blank name.
-EMPTY = {"target": "the target column name is empty", "file": "the file is empty (or none chosen)"}
+EMPTY = {"target": "the target column name is empty", "file": "no file was chosen"}
 
 # The form's words for the choices of its selects.
 CHOICES = {

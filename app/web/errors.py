@@ -10,7 +10,7 @@ import re
 import uuid
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -117,7 +117,12 @@ async def _sent_empty(request: Request) -> set[str]:
         form = await request.form()
     except Exception:  # a body that did not parse: nothing was sent empty
         return set()
-    return {name for name, value in form.multi_items() if value == ""}
+    return {name for name, value in form.multi_items() if value == "" or _no_file(value)}
+
+
+def _no_file(value: Any) -> bool:
+    """A file input with nothing chosen: browsers send no name and no bytes."""
+    return isinstance(value, UploadFile) and not value.filename and not value.size
 
 
 # A 422 says what is wrong; it does not send the request back (a file sent as a form field
@@ -144,10 +149,12 @@ def _short(error: Any, empty: set[str], words: Words) -> Any:
 
 
 def _empty_message(name: str, words: Words) -> str:
-    said = EMPTY.get(name, f"{words.field(name) if name in LABELS else repr(name)} is empty")
+    if name not in LABELS:  # a field of another form than the upload's
+        return f"{name!r} is empty"
+    said = EMPTY.get(name, f"{words.field(name)} is empty")
     if name == "target":
         said += "; name the column to predict (one of the file's columns)"
-    return words.lead(name) + said if name in LABELS else said
+    return words.lead(name) + said
 
 
 async def _database_busy(request: Request, exc: Exception) -> JSONResponse:

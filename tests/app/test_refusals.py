@@ -144,6 +144,10 @@ def test_an_empty_target_is_named_and_the_form_is_not_echoed(api) -> None:
     absent = api.post("/api/datasets", files={"file": ("f.csv", COMMAS)})
     (problem,) = absent.json()["detail"]
     assert problem["msg"] == "Field required" and "_TemporaryFileArgs" not in absent.text
+    # What a browser sends for a file input with nothing chosen: no name, no bytes.
+    no_file = api.post("/api/datasets", files={"file": ("", b"")}, data={"target": "y"})
+    (problem,) = no_file.json()["detail"]
+    assert problem["loc"] == ["body", "file"] and problem["msg"] == "no file was chosen"
 
 
 def test_byte_order_marks_are_no_part_of_a_column_name(api, tmp_path, capsys) -> None:
