@@ -32,9 +32,10 @@ def port(tmp_path_factory: pytest.TempPathFactory):
 
 def exchange(port: int, path: str) -> tuple[str, dict[str, str], bytes]:
     with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        conn.sendall(request.encode())
         answer = b""
-        while chunk := conn.recv(65536):  # the server closes the connection after a 500
+        while chunk := conn.recv(65536):  # closed after the answer
             answer += chunk
     head, _, body = answer.partition(b"\r\n\r\n")
     status, *lines = head.decode("latin-1").split("\r\n")
