@@ -5,7 +5,8 @@ Starts ``python -m app`` on 127.0.0.1 (a free port, a temporary data directory; 
 PostgreSQL a new database at 127.0.0.1:5432, dropped afterwards), stores two data sets and
 some finished runs (long enough traces to matter), then runs ``--clients`` threads for
 ``--seconds``, each picking a request by weight. Prints the load average before and after,
-requests/s, p50/p95/p99 per route group and the errors by status::
+requests/s, p50/p95/p99 per route group and the errors by status (and whether the machine was
+busy, and how much of a latency is the clients' own queue)::
 
     PYTHONPATH=. python bench/load.py [--seconds 60] [--clients 40] [--database both]
         [--rounds 1]
@@ -235,14 +236,23 @@ def percentile(ms: list[float], q: float) -> float:
     return ms[min(len(ms) - 1, round(q * (len(ms) - 1)))]
 
 
-def report(kind: str, result: dict, before: tuple, after: tuple) -> None:
+def report(kind: str, result: dict, before: tuple, after: tuple, clients: int) -> None:
     latencies, statuses = result["latencies"], result["statuses"]
     total = sum(len(v) for v in latencies.values())
     every = sorted(s * 1000 for v in latencies.values() for s in v)
+    rate = total / result["seconds"]
     print(f"\n== {kind}: {total} requests in {result['seconds']:.1f} s: "
-          f"{total / result['seconds']:.1f} requests/s")  # fmt: skip
+          f"{rate:.1f} requests/s, {clients} clients")  # fmt: skip
     print("load average before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f}".format(
         *before, *after))  # fmt: skip
+    cores = os.cpu_count() or 1
+    if max(before[0], after[0]) > cores:
+        print(f"the machine is busy: a load average above its {cores} cores; every latency "
+              "includes waiting for a core")  # fmt: skip
+    if clients > 1:
+        # Little's law: with every client always waiting, a request's time is mostly queueing.
+        print(f"{clients} clients at {rate:.0f}/s: about {1000 * clients / rate:.0f} ms per "
+              "request is the queue; --clients 1 measures each route's own time")  # fmt: skip
     print(f"{'group':<20} {'n':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}  errors")
     rows = [(g, sorted(s * 1000 for s in v)) for g, v in sorted(latencies.items())]
     for group, ms in [*rows, ("all", every)]:
@@ -264,7 +274,7 @@ def one(kind: str, clients: int, seconds: float) -> None:
         before = os.getloadavg()
         result = load(base, ids, clients, seconds)
         after = os.getloadavg()
-    report(kind, result, before, after)
+    report(kind, result, before, after, clients)
 
 
 def main() -> None:

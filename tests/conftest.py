@@ -79,6 +79,7 @@ SLOW: dict[str, set[str]] = {
     },
     "app/test_app_startup.py": {"test_python_m_app_serves_with_samples"},  # 12 s
     "app/test_migrations.py": {"test_the_command_line_upgrades_the_configured_database"},  # 27 s
+    "app/test_seed_range.py": {"test_the_largest_seed_is_stored_and_read_back"},  # 4-5 s each
     "app/test_no_500.py": {"test_a_wide_data_set_previews_fewer_rows"},  # 7 s
     "app/test_transient.py": {"test_a_running_run_outlives_a_lock_on_its_first_attempt"},  # 11 s
     "bench/test_cv_k.py": {

@@ -35,10 +35,19 @@ class DecodeProblem(Exception):
         self.offset, self.line, self.byte = offset, line, byte
 
 
+SUPPORTED = "utf-8, cp1252 (Windows), latin-1 or utf-16"
+HINT = f"use a text encoding such as {SUPPORTED}"
+EBCDIC = (
+    "it looks like EBCDIC (IBM mainframe) text, which is not a supported encoding (those are "
+    "text encodings such as UTF-8, Latin-1, cp1252 or UTF-16): save it as UTF-8"
+)
+
+
 def text_codec(encoding: str, words: Words) -> str:
-    """The codec's canonical name, if it is a text encoding Python knows."""
+    """The codec's canonical name, if it is a text encoding Python knows that writes line
+    breaks as ASCII does (lines are counted and split on the raw bytes)."""
     loc = ("body", "encoding")
-    hint = "use a text encoding such as utf-8, cp1252 (Windows), latin-1 or utf-16"
+    hint = HINT
     if not encoding.isprintable() or len(encoding) > 40:
         raise InvalidInput(f"{words.lead('encoding')}that is not an encoding name; {hint}", loc)
     try:
@@ -53,7 +62,32 @@ def text_codec(encoding: str, words: Words) -> str:
             f"or names, not text); {hint}",
             loc,
         )
+    if not _ascii_line_breaks(codec.name):
+        raise InvalidInput(
+            f"{words.lead('encoding')}{encoding!r} is not a supported encoding: it does not "
+            f"write line breaks as ASCII does (EBCDIC); save the file as UTF-8, or {hint}",
+            loc,
+        )
     return codec.name
+
+
+def _ascii_line_breaks(codec: str) -> bool:
+    """Whether a newline and a carriage return are written with their ASCII bytes (UTF-16 and
+    UTF-32 pad them with zeros; EBCDIC code pages such as cp500 write 0x25 and 0x0d)."""
+    try:
+        return b"\n" in "\n".encode(codec) and b"\r" in "\r".encode(codec)
+    except (UnicodeError, LookupError):
+        return False
+
+
+def looks_like_ebcdic(head: bytes) -> bool:
+    """Whether these first bytes read as ordinary text lines in EBCDIC (cp500): nearly all
+    printable ASCII once decoded so, with line breaks; as Latin-1 they would be garbage."""
+    text = head.decode("cp500")
+    if "\n" not in text:
+        return False
+    plain = sum(ch.isascii() and (ch.isprintable() or ch in "\t\n\r") for ch in text)
+    return plain >= 0.95 * len(text)
 
 
 def count_lines(raw: BinaryIO) -> int:
@@ -87,7 +121,8 @@ def text_pieces(raw: BinaryIO, codec: str, words: Words) -> Iterator[str]:
             raise DecodeProblem(consumed, lines + 1, None) from None
         consumed += len(data)
         if not started and text:
-            text, started = text.removeprefix("\ufeff"), True  # a BOM is not a column name
+            # A BOM is not a column name; a file saved twice by a BOM-adding editor has two.
+            text, started = text.lstrip("\ufeff"), True
         if pending_cr:
             text, pending_cr = "\r" + text, False
         if text.endswith("\r") and not final:
@@ -141,20 +176,46 @@ def too_long(line: int, max_line: int) -> None:
 
 
 def sniff(given: str | None, decimal: str, sample: str, words: Words) -> str:
-    if given is not None:
-        delimiter = "\t" if given in ("tab", "\\t") else given
-        if len(delimiter) != 1 or delimiter in '"\r\n':
-            raise InvalidInput(
-                f"{words.lead('delimiter')}delimiter must be one character other than a quote "
-                f"or a newline (or 'tab'), got {given!r}",
-                loc=("body", "delimiter"),
-            )
-        return delimiter
-    # With a decimal comma the comma cannot also separate the fields.
-    candidates = DELIMITERS.replace(",", "") if decimal == "," else DELIMITERS
+    """The delimiter: the one given, else the one the sample's lines use. A header it leaves
+    in one piece where another delimiter would split it is refused, naming the option that
+    clashes (a column named 'y;a;b' would be reported as a missing target, or worse)."""
     if "\n" in sample:
         sample = sample[: sample.rindex("\n")]  # whole lines only
     lines = [line + "\n" for line in sample.split("\n") if line.strip()]
+    if given is not None:
+        delimiter = _given(given, decimal, words)
+    else:
+        delimiter = _detect(decimal, sample, lines)
+    if len(_header_fields(lines, delimiter)) == 1:
+        other = next((d for d in DELIMITERS if len(_header_fields(lines, d)) > 1), None)
+        if other is not None:
+            raise _one_column(delimiter, other, given is not None, decimal, words)
+    return delimiter
+
+
+def _given(given: str, decimal: str, words: Words) -> str:
+    delimiter = "\t" if given in ("tab", "\\t") else given
+    if len(delimiter) != 1 or delimiter in '"\r\n':
+        raise InvalidInput(
+            f"{words.lead('delimiter')}delimiter must be one character other than a quote "
+            f"or a newline (or 'tab'), got {given!r}",
+            loc=("body", "delimiter"),
+        )
+    if delimiter == decimal:
+        raise InvalidInput(
+            f"{words.lead('decimal')}the delimiter and the decimal mark are both "
+            f"{decimal!r}: one character cannot separate the fields and a number's decimals; "
+            f"{words.choose('decimal', '.')} if the numbers are written 1.5, else "
+            f"{words.choose('delimiter', ';')} (or the file's own delimiter)",
+            loc=("body", "decimal"),
+            options={"decimal": ["."]},
+        )
+    return delimiter
+
+
+def _detect(decimal: str, sample: str, lines: list[str]) -> str:
+    # With a decimal comma the comma cannot also separate the fields.
+    candidates = DELIMITERS.replace(",", "") if decimal == "," else DELIMITERS
     widest = max(candidates, key=lambda d: len(_header_fields(lines, d)))
     try:
         sniffed = csv.Sniffer().sniff(sample, delimiters=candidates).delimiter
@@ -162,6 +223,28 @@ def sniff(given: str | None, decimal: str, sample: str, words: Words) -> str:
         return widest
     # A delimiter the header does not hold is the sniffer misled by the data's cells.
     return sniffed if len(_header_fields(lines, sniffed)) > 1 else widest
+
+
+def _one_column(
+    delimiter: str, other: str, given: bool, decimal: str, words: Words
+) -> InvalidInput:
+    """The header is one column with ``delimiter`` but splits with ``other``."""
+    shown = "tab" if other == "\t" else other
+    if not given:  # detection splits the header if it can: the decimal comma ruled out ','
+        return InvalidInput(
+            f"{words.lead('decimal')}the file's fields look separated by commas (its header "
+            f"splits at them), but the decimal mark is {decimal!r} too: one character cannot "
+            f"be both; {words.choose('decimal', '.')} if the numbers are written 1.5",
+            loc=("body", "decimal"),
+            options={"decimal": ["."]},
+        )
+    return InvalidInput(
+        f"{words.lead('delimiter')}the file's header is one column when read with the "
+        f"delimiter {delimiter!r}; its fields look separated by {shown!r}: "
+        f"{words.choose('delimiter', shown)} (or leave the delimiter out to have it detected)",
+        loc=("body", "delimiter"),
+        options={"delimiter": [shown]},
+    )
 
 
 def _header_fields(lines: list[str], delimiter: str) -> list[str]:

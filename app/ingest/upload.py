@@ -22,16 +22,19 @@ from app.errors import InvalidInput, TooLarge
 from app.ingest.prepare import Limits, Prepared, prepare
 from app.ingest.records import Records
 from app.ingest.stream import (
+    EBCDIC,
+    SNIFF_CHARS,
     DecodeProblem,
     count_lines,
     line_blocks,
+    looks_like_ebcdic,
     sniff,
     text_codec,
     text_pieces,
     text_sample,
 )
 from app.ingest.table import Column, Table, na_tokens
-from app.ingest.words import Words
+from app.ingest.words import EMPTY, Words
 from app.models import Task, UploadOptions
 
 GUESSES = ("cp1252", "latin-1")  # what a file that is not UTF-8 usually is
@@ -195,6 +198,11 @@ def _diagnose(
     )
     others: list[InvalidInput] = []
     options: dict[str, list[str]] = {}
+    raw.seek(0)
+    if looks_like_ebcdic(raw.read(SNIFF_CHARS)):
+        # Latin-1 reads any bytes: it would be named, and the garbage's columns criticised.
+        message += f"; {EBCDIC}"
+        return InvalidInput(message, ("body", "encoding"), line=problem.line, offset=problem.offset)
     for guess in GUESSES:
         if text_codec(guess, words) == text_codec(opts.encoding, words):
             continue
@@ -234,9 +242,10 @@ def select_columns(
     """The target, the candidate features, and whether the client named them."""
     target = opts.target.strip()
     if not target:
+        said = EMPTY["target"] if opts.target else "no target column given"
         raise InvalidInput(
-            f"{words.lead('target')}no target column given; the target must be one of the "
-            f"columns {_listing(header)}",
+            f"{words.lead('target')}{said}; the target must be one of the columns "
+            f"{_listing(header)}",
             loc=("body", "target"),
         )
     if target not in header:

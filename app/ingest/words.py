@@ -31,6 +31,10 @@ LABELS = {
     "true_support": "True support",
 }
 
+# A required field sent empty: multipart forms drop empty values, so FastAPI says "Field
+# required" (app.web.errors says this instead); the reader says it of a blank name.
+EMPTY = {"target": "the target column name is empty", "file": "no file was chosen"}
+
 # The form's words for the choices of its selects.
 CHOICES = {
     ("text_columns", "onehot"): "one-hot",

@@ -10,7 +10,7 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Request
+from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, SEED_TYPE, STRICT, Request
 
 
 class CVStudy(SQLModel, table=True):
@@ -32,7 +32,7 @@ class CVStudy(SQLModel, table=True):
     n_folds: int
     rule: str  # engine.cv.RULES
     metric: str  # engine.cv.METRICS
-    seed: int = 0
+    seed: int = Field(default=0, sa_type=SEED_TYPE)
     plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # CVPlan.to_dict()
     # The run at the chosen k on all data; no foreign key (runs already point here).
     final_run_id: int | None = Field(default=None, sa_type=ID_TYPE)

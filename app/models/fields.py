@@ -40,6 +40,9 @@ OMITTED_SCHEMA: dict[str, Any] = {"json_schema_extra": _no_default}
 # INTEGER PRIMARY KEY is already 64-bit, and must stay INTEGER to remain the AUTOINCREMENT
 # rowid that never reuses an id.
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
+# Seeds go up to MAX_SEED = 2^32 - 1, past PostgreSQL's 32-bit integer (a seed above 2^31 - 1
+# was a 500 there, stored fine by SQLite): 64-bit columns, as SQLite's INTEGER already is.
+SEED_TYPE = BigInteger().with_variant(Integer(), "sqlite")
 
 # Text no database column should hold: NUL (PostgreSQL text cannot store it, SQLite would),
 # and the bidirectional overrides and isolates that make a name display as another one.

@@ -24,6 +24,7 @@ from app.models.fields import (
     MAX_K,
     MAX_SEED,
     OMITTED_SCHEMA,
+    SEED_TYPE,
     STRICT,
     Fraction,
     Omitted,
@@ -192,7 +193,7 @@ class RunBase(SQLModel):
         description=EXACT.description,
     )
     test_fraction: float | None = None
-    seed: int = 0
+    seed: int = Field(default=0, sa_type=SEED_TYPE)
     status: str = Field(default=RunStatus.queued, index=True)
     cancel_requested: bool = False
     progress: float = 0.0

@@ -10,7 +10,7 @@ from sqlalchemy import JSON
 from sqlmodel import Field, SQLModel
 
 from app.models.common import NO_ID_REUSE, RunStatus, utcnow
-from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, STRICT, Fraction, Request
+from app.models.fields import ID_TYPE, MAX_ID, MAX_K, MAX_SEED, SEED_TYPE, STRICT, Fraction, Request
 
 MAX_PAIRS = 500
 MAX_METHODS = 6
@@ -42,7 +42,7 @@ class StabilityStudy(SQLModel, table=True):
     n_pairs: int
     threshold: float
     max_false: float | None = None
-    seed: int = 0
+    seed: int = Field(default=0, sa_type=SEED_TYPE)
     plan: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)  # StabilityPlan.to_dict()
     created_at: datetime = Field(default_factory=utcnow)
 

@@ -224,7 +224,10 @@ def _host_refused(scope: Scope, headers: dict[str, str], names: frozenset[str] |
     if names is None:
         return False
     host = headers.get("host", "")
-    name = urlsplit(f"//{host}").hostname or ""
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+    except ValueError:  # "[::1" (an unclosed IPv6 literal): no name at all, refused
+        return True
     return name.lower() not in names
 
 
@@ -237,7 +240,11 @@ def _cross_site(scope: Scope, headers: dict[str, str]) -> bool:
     origin = headers.get("origin")
     if origin is None:
         return False  # not a browser's cross-origin request (browsers send Origin on those)
-    return origin == "null" or urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
+    try:
+        netloc = urlsplit(origin).netloc
+    except ValueError:  # an unparsable Origin ("http://[::1") is no page of this site
+        return True
+    return origin == "null" or netloc.lower() != headers.get("host", "").lower()
 
 
 # --------------------------------------------------------------------------- class students

@@ -10,7 +10,7 @@ import re
 import uuid
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db.transient import RETRY_AFTER_SECONDS, causes, is_disk_full, is_transient
 from app.errors import AppError, Busy, json_safe
+from app.ingest.words import EMPTY, LABELS, Words
 from app.web.middleware import set_headers
 
 log = logging.getLogger("app.errors")
@@ -97,11 +98,31 @@ async def _handle(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
-async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [_short(error) for error in exc.errors()[:MAX_ERRORS]]
+    empty = await _sent_empty(request)
+    words = Words(form=request.headers.get("X-Wording") == "form")
+    errors = [_short(error, empty, words) for error in exc.errors()[:MAX_ERRORS]]
     body = {"detail": json_safe(jsonable_encoder(errors))}
     return JSONResponse(body, status_code=422)
+
+
+async def _sent_empty(request: Request) -> set[str]:
+    """The form fields sent with an empty value (FastAPI reports them missing). The form was
+    read before validation and Starlette keeps it on the request: nothing is read again."""
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+        return set()
+    try:
+        form = await request.form()
+    except Exception:  # a body that did not parse: nothing was sent empty
+        return set()
+    return {name for name, value in form.multi_items() if value == "" or _no_file(value)}
+
+
+def _no_file(value: Any) -> bool:
+    """A file input with nothing chosen: browsers send no name and no bytes."""
+    return isinstance(value, UploadFile) and not value.filename and not value.size
 
 
 # A 422 says what is wrong; it does not send the request back (a file sent as a form field
@@ -110,14 +131,30 @@ MAX_ERRORS = 20
 MAX_ECHO_CHARS = 200
 
 
-def _short(error: Any) -> Any:
+def _short(error: Any, empty: set[str], words: Words) -> Any:
     error = dict(error)
+    if error.get("type") == "missing":
+        # The input of a missing field is what holds it: the whole form, an upload's insides.
+        error.pop("input", None)
+        loc = list(error.get("loc") or ())
+        if len(loc) == 2 and loc[0] == "body" and loc[1] in empty:
+            error["type"] = "value_error"
+            error["msg"] = _empty_message(str(loc[1]), words)
     if "input" in error:
         text = repr(error["input"])
         if len(text) > MAX_ECHO_CHARS:
             error["input"] = f"{text[:MAX_ECHO_CHARS]}... ({len(text)} characters)"
     error.pop("url", None)  # pydantic's documentation link: not ours to send
     return error
+
+
+def _empty_message(name: str, words: Words) -> str:
+    if name not in LABELS:  # a field of another form than the upload's
+        return f"{name!r} is empty"
+    said = EMPTY.get(name, f"{words.field(name)} is empty")
+    if name == "target":
+        said += "; name the column to predict (one of the file's columns)"
+    return words.lead(name) + said
 
 
 async def _database_busy(request: Request, exc: Exception) -> JSONResponse:

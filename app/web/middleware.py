@@ -1,7 +1,8 @@
 """The ASGI middleware every request passes, outermost last: security headers on every answer,
 OPTIONS answered with the methods a resource allows, and request bodies bounded before they
-are read; and the server's own 400 answers to malformed requests, which never reach the app,
-carry the security headers too (``SecureH11Protocol``). (Unexpected errors and the request
+are read; and the server's own answers, which never pass the app's middleware (a 400 to a
+malformed request, a 500 to an exception escaping the app), carry the security headers too
+(``SecureH11Protocol``, ``ServerErrors``). (Unexpected errors and the request
 id: ``app.web.errors``.)"""
 
 from __future__ import annotations
@@ -69,10 +70,68 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class ServerErrors:
+    """Around the whole ASGI app, in the server: an exception that escapes it (Starlette's
+    outermost ServerErrorMiddleware re-raises what it answered; a middleware outside
+    ``app.web.errors.Errors`` may raise) or an app that returns without answering would get
+    uvicorn's own 500, which has none of SECURITY_HEADERS. Here that 500 is sent with them,
+    and every answer that passes gets them (Starlette's plain 500 included)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = disconnected = False
+
+        async def receive_noting() -> Message:
+            nonlocal disconnected
+            message = await receive()
+            disconnected = disconnected or message["type"] == "http.disconnect"
+            return message
+
+        async def send_secure(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                set_headers(message, SECURITY_HEADERS)
+            await send(message)
+
+        try:
+            await self.app(scope, receive_noting, send_secure)
+        except Exception:
+            if not started:
+                await _server_error(send_secure)
+            raise  # uvicorn logs it ("Exception in ASGI application") and closes the connection
+        if not started and not disconnected:
+            log.error("%s %s: the app returned without answering", scope["method"], scope["path"])
+            await _server_error(send_secure)
+
+
+SERVER_ERROR = b'{"detail":"unexpected server error (its traceback is in the server\'s log)"}'
+
+
+async def _server_error(send: Send) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(SERVER_ERROR)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 500, "headers": headers})
+    await send({"type": "http.response.body", "body": SERVER_ERROR})
+
+
 class SecureH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol whose own 400 answer (a request h11 cannot parse: a bad request
-    line, header or chunk) carries SECURITY_HEADERS like every answer of the app. Serve with
-    ``uvicorn.run(..., http=SecureH11Protocol)``."""
+    """uvicorn's h11 protocol whose own answers carry SECURITY_HEADERS like every answer of
+    the app: its 400 (a request h11 cannot parse: a bad request line, header or chunk), and
+    its 500 (``ServerErrors``, around the app). Serve with ``uvicorn.run(...,
+    http=SecureH11Protocol)``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.app = ServerErrors(self.app)
 
     def send_400_response(self, msg: str) -> None:
         headers = [
