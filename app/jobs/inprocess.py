@@ -32,6 +32,7 @@ from sqlmodel import Session
 
 from app.config import Settings, StorageKind
 from app.db import make_db
+from app.db.transient import is_transient
 from app.jobs import lease
 from app.jobs.plugins import load_test_plugins
 from app.jobs.supervisor import Supervisor
@@ -94,8 +95,11 @@ def worker_main(config: WorkerConfig, wake: Queue, *, parent: int) -> None:
                     _wait(wake, config.poll_seconds)
                     continue
                 run_job(held.run_id, _context(config, db, store, held, stop, parent))
-            except Exception:  # the run's heartbeat stops with it, so it will be requeued
-                log.exception("worker %s: job failed outside the run", name)
+            except Exception as exc:  # the run's heartbeat stops with it: it will be requeued
+                if is_transient(exc):  # a busy or briefly gone database: the next poll retries
+                    log.warning("worker %s: the database is busy (%s); retrying", name, exc)
+                else:
+                    log.exception("worker %s: job failed outside the run", name)
                 _wait(wake, config.poll_seconds)
     finally:
         db.dispose()
@@ -193,8 +197,13 @@ class InProcessBackend:
             requeued = lease.requeue_stale(
                 self._reaper_db, self.settings.stale_after_seconds, self.settings.max_attempts
             )
-        except Exception:  # a busy database: let the workers beat again first
-            log.warning("requeueing stale runs failed; the database is busy", exc_info=True)
+        except Exception as exc:  # a busy database: let the workers beat again first
+            # A lock held by a worker's write is expected under load: a line, no traceback.
+            log.warning(
+                "requeueing stale runs failed; the database is busy (%s)",
+                exc,
+                exc_info=not is_transient(exc),
+            )
             self._judge_after = time.monotonic() + self.settings.stale_after_seconds
             return
         for _ in range(requeued if self._workers.count else 0):
