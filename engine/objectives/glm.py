@@ -173,7 +173,9 @@ class GLMObjective(Objective):
 
 
 def mean_loss(loss: SmoothLoss, eta: np.ndarray, y: np.ndarray) -> float:
-    return float(loss.value(eta, y).mean())
+    # sum / n is what ndarray.mean computes (the same pairwise sum, then one division), without
+    # its Python-level wrapper: a refit calls this several times (issue 22).
+    return float(loss.value(eta, y).sum() / eta.shape[0])
 
 
 class GLMActiveSet(ActiveSet):
