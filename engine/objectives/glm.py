@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, get_lapack_funcs
 
 from .base import ActiveSet, Objective
 from .coordinate_newton import Columns
@@ -173,7 +173,9 @@ class GLMObjective(Objective):
 
 
 def mean_loss(loss: SmoothLoss, eta: np.ndarray, y: np.ndarray) -> float:
-    return float(loss.value(eta, y).mean())
+    # sum / n is what ndarray.mean computes (the same pairwise sum, then one division), without
+    # its Python-level wrapper: a refit calls this several times (issue 22).
+    return float(loss.value(eta, y).sum() / eta.shape[0])
 
 
 class GLMActiveSet(ActiveSet):
@@ -482,13 +484,13 @@ def _damped_step(
     while mu <= _MU_MAX * scale:
         try:
             # H and g are finite (built from a finite eta): no finiteness scan per solve
-            factor = cho_factor(H + mu * eye, check_finite=False)
-            d = cho_solve(factor, g, check_finite=False)
+            factor = _cho_factor(H + mu * eye)
+            d = _cho_solve(factor, g)
         except LinAlgError:
             mu *= 10.0
             continue
         dw = d[:k]
-        db = d[k] if fit_b else 0.0
+        db = float(d[k]) if fit_b else 0.0
         eta_new = eta - ((dw @ A if k else 0.0) + db)
         w_new = w - dw
         f_new = mean_loss(loss, eta_new, y) + 0.5 * lam * float(w_new @ w_new)
@@ -496,6 +498,31 @@ def _damped_step(
             return w_new, b - db, eta_new, f_new, max(mu / 10.0, _MU_MIN * scale), factor
         mu *= 10.0
     return None
+
+
+# LAPACK's Cholesky called directly: scipy's cho_factor / cho_solve wrap the same potrf / potrs
+# calls (same arguments, so the same numbers) in batching and array-conversion layers that cost
+# more than the factorisation of a refit's (k+1) x (k+1) Hessian (issue 22: 0.1 ms a step).
+_POTRF, _POTRS = get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
+
+
+def _cho_factor(M: np.ndarray) -> np.ndarray:
+    """Upper Cholesky factor of the finite symmetric ``M`` (as scipy's cho_factor: the lower
+    triangle is left as is); LinAlgError when M is not positive definite."""
+    c, info = _POTRF(M, lower=False, overwrite_a=False, clean=False)
+    if info > 0:
+        raise LinAlgError(f"{info}-th leading minor of the array is not positive definite")
+    if info < 0:
+        raise ValueError(f"illegal value in argument {-info} of potrf")
+    return c
+
+
+def _cho_solve(c: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Solve (c^T c) d = g for an upper factor c from :func:`_cho_factor`."""
+    d, info = _POTRS(c, g, lower=False, overwrite_b=False)
+    if info != 0:
+        raise ValueError(f"illegal value in argument {-info} of potrs")
+    return d
 
 
 def _chord_step(
@@ -512,9 +539,9 @@ def _chord_step(
     (w, b, eta, Q): (w, b, eta, value) if it passes the Armijo test, else None."""
     k = A.shape[0]
     w, b, eta, f = point
-    d = cho_solve(factor, g, check_finite=False)
+    d = _cho_solve(factor, g)
     dw = d[:k]
-    db = d[k] if fit_b else 0.0
+    db = float(d[k]) if fit_b else 0.0
     eta_new = eta - ((dw @ A if k else 0.0) + db)
     w_new = w - dw
     f_new = mean_loss(loss, eta_new, y) + 0.5 * lam * float(w_new @ w_new)

@@ -138,7 +138,8 @@ class LogisticActiveSet(GLMActiveSet):
         t = obj.t[None, :]
         if obj.fit_intercept:
             z = z + _intercept_shifts(p, z, float(obj.t.mean()))[:, None]
-        change = loss_change(p, z, t).mean(axis=1)
+        # sum / n: ndarray.mean's own arithmetic, without its Python wrapper (issue 22)
+        change = loss_change(p, z, t).sum(axis=1) / z.shape[1]
         return change - 0.5 * obj.lam * w**2
 
     def cheapest_deletion(self) -> tuple[int, float]:
@@ -206,7 +207,7 @@ def _intercept_shifts(p: np.ndarray, z: np.ndarray, t_mean: float) -> np.ndarray
     close). Stops when the decrease left, g^2 / 2h, is below 1e-18 (far below the rounding of a
     deletion cost). A row that has not converged in the budget keeps s = 0 (the intercept held).
     """
-    k = z.shape[0]
+    k, n = z.shape
     pe = p * np.exp(np.clip(z, -700.0, 700.0))
     one_minus_p = 1.0 - p
     s = np.zeros(k)
@@ -214,8 +215,9 @@ def _intercept_shifts(p: np.ndarray, z: np.ndarray, t_mean: float) -> np.ndarray
     for _ in range(_SHIFT_MAX_ITER):
         qe = pe * np.exp(s)[:, None]
         q = qe / (one_minus_p + qe)
-        g = q.mean(axis=1) - t_mean
-        h = (q * (1.0 - q)).mean(axis=1)
+        # sum / n rather than mean: the same numbers, without mean's wrapper (issue 22)
+        g = q.sum(axis=1) / n - t_mean
+        h = (q * (1.0 - q)).sum(axis=1) / n
         with np.errstate(divide="ignore", invalid="ignore"):
             left = np.where(h > 0, g * g / (2.0 * h), np.where(g == 0, 0.0, np.inf))
         done = left <= 1e-18
