@@ -257,7 +257,7 @@ def test_a_failing_fold_fails_the_study_with_its_reason(worker_client) -> None:
     # Column c copies a: the full model of backward elimination is not identifiable, which
     # only the fit on a fold can find out.
     twins = "a,b,c,y\n" + "".join(f"{i},{i * i % 7},{i},{i % 3}\n" for i in range(12))
-    ds = upload_ok(worker_client, twins, id_columns="keep")
+    ds = upload_ok(worker_client, twins, id_columns="keep", task="regression")
     body = {"dataset_id": ds["id"], "algorithm": "backward", "k_max": 2, "n_folds": 3}
     submitted = worker_client.post("/api/cv", json=body)
     assert submitted.status_code == 202, submitted.text
