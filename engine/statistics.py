@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "StatisticsAccumulator",
     "SufficientStatistics",
+    "fold_blocks",
     "fold_statistics",
     "merge_all",
     "statistics_scale",
@@ -321,19 +322,36 @@ def fold_statistics(
     as random as the chunks are: with rows in a meaningful order (by date, by site), shuffle the
     rows when writing the table, or use many small chunks with ``shuffle=True``.
     """
-    if not 2 <= n_folds <= len(parts):
-        raise ValueError(
-            f"n_folds must be between 2 and the number of chunks ({len(parts)}), got {n_folds}"
-        )
-    order = np.arange(len(parts))
-    if shuffle:
-        order = np.random.default_rng(random_state).permutation(len(parts))
-    folds = [merge_all([parts[i] for i in order[f::n_folds]]) for f in range(n_folds)]
+    blocks = fold_blocks(len(parts), n_folds, shuffle=shuffle, random_state=random_state)
+    folds = [merge_all([parts[i] for i in held]) for held in blocks]
     out = []
     for f in range(n_folds):
         train = merge_all([folds[g] for g in range(n_folds) if g != f])
         out.append((train, folds[f]))
     return out
+
+
+def fold_blocks(
+    n_blocks: int,
+    n_folds: int,
+    *,
+    shuffle: bool = False,
+    random_state: int | None = None,
+) -> list[list[int]]:
+    """The chunks each fold holds out (sorted), as :func:`fold_statistics` deals them: chunk
+    ``order[i]`` goes to fold ``i % n_folds``, ``order`` a seeded permutation with ``shuffle``.
+
+    Deterministic given the seed, so every worker computing one fold (and a test rebuilding
+    the same folds from rows) finds the same assignment.
+    """
+    if not 2 <= n_folds <= n_blocks:
+        raise ValueError(
+            f"n_folds must be between 2 and the number of chunks ({n_blocks}), got {n_folds}"
+        )
+    order = np.arange(n_blocks)
+    if shuffle:
+        order = np.random.default_rng(random_state).permutation(n_blocks)
+    return [sorted(int(i) for i in order[f::n_folds]) for f in range(n_folds)]
 
 
 def statistics_scale(stats: SufficientStatistics, *, centered: bool) -> np.ndarray:

@@ -26,14 +26,20 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import ColumnElement, Engine
-from sqlmodel import Session, col
+from sqlmodel import Session, col, select
 
 from app.db.transient import retry
 from app.ingest.chunked import TablePart, TableSchema, iter_batches
 from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
 from app.storage import ArrayStore
 from engine.from_statistics import heldout_mse, select_from_statistics
-from engine.statistics import StatisticsAccumulator, SufficientStatistics, merge_all
+from engine.statistics import (
+    StatisticsAccumulator,
+    SufficientStatistics,
+    fold_blocks,
+    fold_statistics,
+    merge_all,
+)
 from engine.trace import Event
 
 SOURCE = "reference"  # Dataset.source of a table registered by reference
@@ -115,6 +121,39 @@ def merge_parts(
         return stats_of(retry(lambda: store.load(key)), names)
 
     return merge_all([load(key) for key in keys])
+
+
+def range_results(session: Session, dataset_id: int) -> list[dict[str, Any]]:
+    """The results of the pass's ranges (``key``, ``rows``, ...), in range order: the
+    per-range partial statistics folds are built from (no second pass over the table)."""
+    query = (
+        select(Run.result)
+        .where(col(Run.dataset_id) == dataset_id, col(Run.table_part).is_not(None))
+        .order_by(col(Run.table_part))
+    )
+    return [dict(r or {}) for r in session.exec(query)]
+
+
+def fold_ranges(n_ranges: int, n_folds: int, seed: int) -> list[list[int]]:
+    """The ranges each fold of a cross-validation holds out: whole ranges (blocks of rows),
+    dealt to the folds from the study's seed (``engine.statistics.fold_blocks``)."""
+    return fold_blocks(n_ranges, n_folds, shuffle=True, random_state=seed)
+
+
+def fold_statistics_of(
+    store: ArrayStore,
+    results: Sequence[dict[str, Any]],
+    names: Sequence[str],
+    folds: int,
+    seed: int,
+) -> list[tuple[SufficientStatistics, SufficientStatistics]]:
+    """(training, held-out) statistics of every fold, from the stored partials."""
+
+    def load(key: str) -> SufficientStatistics:
+        return stats_of(retry(lambda: store.load(key)), names)
+
+    parts = [load(str(r["key"])) for r in results]
+    return fold_statistics(parts, folds, shuffle=True, random_state=seed)
 
 
 # --------------------------------------------------------------------------- the pass

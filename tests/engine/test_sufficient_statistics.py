@@ -25,7 +25,7 @@ from engine.from_statistics import (
 )
 from engine.objectives.gram import GramLeastSquares
 from engine.objectives.least_squares import LeastSquares
-from engine.statistics import SufficientStatistics, fold_statistics, merge_all
+from engine.statistics import SufficientStatistics, fold_blocks, fold_statistics, merge_all
 
 RTOL = 1e-8
 
@@ -267,3 +267,54 @@ def test_heldout_mse_matches_rows():
     stats = SufficientStatistics.from_arrays(X, y)
     w, b = np.arange(5.0) / 7, 1.25
     np.testing.assert_allclose(heldout_mse(stats, w, b), np.mean((y - X @ w - b) ** 2), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("standardize", "params"),
+    [(True, {}), (False, {}), (True, {"fit_intercept": False})],
+)
+def test_shuffled_block_folds_equal_engine_cv_on_the_same_rows(standardize, params):
+    """Folds as blocks of rows dealt from a seed (what CV on a table registered by reference
+    does with its ranges' partials): each fold's errors equal ``engine.cv.fold_errors`` on the
+    same rows, with the intercept and standardisation of the training rows."""
+    X, y = _problem(12, n=410, d=9, offset=50.0)
+    bounds = [0, 37, 90, 160, 171, 240, 300, 333, 410]  # uneven blocks, as ranges are
+    chunks = list(itertools.pairwise(bounds))
+    parts = [SufficientStatistics.from_arrays(X[a:b], y[a:b]) for a, b in chunks]
+    n_folds, seed = 4, 7
+    blocks = fold_blocks(len(parts), n_folds, shuffle=True, random_state=seed)
+    assert sorted(i for held in blocks for i in held) == list(range(len(parts)))
+    assert blocks == fold_blocks(len(parts), n_folds, shuffle=True, random_state=seed)
+    folds = fold_statistics(parts, n_folds, shuffle=True, random_state=seed)
+    for held_blocks, (train, test) in zip(blocks, folds, strict=True):
+        held = np.concatenate([np.arange(*chunks[i]) for i in held_blocks])
+        rest = np.setdiff1d(np.arange(len(y)), held)
+        for algorithm in ("foba-obj", "omp"):
+            ref = fold_errors(
+                X,
+                y,
+                rest,
+                held,
+                algorithm=algorithm,
+                k_max=5,
+                params=params,
+                standardize=standardize,
+            )
+            got = fold_errors_from_statistics(
+                train,
+                test,
+                algorithm=algorithm,
+                k_max=5,
+                params=params,
+                standardize=standardize,
+            )
+            assert got.supports == ref.supports and (got.n_train, got.n_test) == (
+                ref.n_train,
+                ref.n_test,
+            )
+            np.testing.assert_allclose(got.errors, ref.errors, rtol=1e-8)
+
+
+def test_fold_blocks_refuses_more_folds_than_blocks():
+    with pytest.raises(ValueError, match="number of chunks"):
+        fold_blocks(3, 4)
