@@ -14,7 +14,9 @@ on how many workers ran them, nor in what order.
 :func:`select_from_table` is ``run_job``'s selection for such a data set: a least-squares
 algorithm on the merged statistics (``engine.select_from_statistics``), with the fit measured
 from them too. Anything needing rows (a test split, the swap certificate, other objectives)
-is refused before a run is queued (``app.services.runs``), or skipped saying why.
+is refused before a run is queued (``app.services.runs``), or skipped saying why. A fold of a
+cross-validation on such a table is a set of whole ranges (:func:`fold_ranges`), scored from
+the ranges' stored partials (:func:`fold_statistics_of`): no second pass.
 """
 
 from __future__ import annotations
