@@ -9,12 +9,16 @@ came from: the same supports and objectives to rounding.
 :func:`fold_errors_from_statistics` scores every k = 1..k_max on one fold from its training
 and held-out statistics (``engine.statistics.fold_statistics``), as ``engine.cv.fold_errors``
 does from rows, with the mean squared error computed from the held-out statistics.
+
+:func:`certify_from_statistics` is ``engine.certify`` (the swap certificate) on the same
+objective: the judge's ``certify_state`` on a :class:`GramLeastSquares` fit, no new pricing.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,12 +27,16 @@ from .api import SelectionResult, _check_groups, run_selection
 from .config import Config, ConfigError, check_config
 from .cv.folds import Callback, FoldResult
 from .cv.plan import plan_cv, supports_by_k
+from .judge import TOOLS, Certificate
+from .judge.problem import check_support, fit
+from .judge.swaps import DEFAULT_MAX_LISTED, DEFAULT_TIE_TOL, certify_state
 from .objectives.gram import GramLeastSquares
 from .registry import CAPABILITIES, REGISTRY
 from .statistics import SufficientStatistics, statistics_scale
 from .trace import Recorder, RecorderCallback, StopRequested
 
 __all__ = [
+    "certify_from_statistics",
     "check_statistics_config",
     "fold_errors_from_statistics",
     "heldout_mse",
@@ -218,3 +226,24 @@ def fold_errors_from_statistics(
         n_runs=len(plan.runs),
         elapsed=time.perf_counter() - start,
     )
+
+
+def certify_from_statistics(
+    stats: SufficientStatistics,
+    support: Any,
+    *,
+    standardize: bool = True,
+    fit_intercept: bool = True,
+    tie_tolerance: float = DEFAULT_TIE_TOL,
+    max_listed: int = DEFAULT_MAX_LISTED,
+) -> Certificate:
+    """``engine.certify(X, y, support, standardize=..., fit_intercept=...)`` from the statistics
+    of (X, y): every exchange priced by a refit on the Gram objective (k x (d - k) refits, each
+    costing d x k, independent of the rows)."""
+    opts = TOOLS["certify"].check({"tie_tolerance": tie_tolerance, "max_listed": max_listed})
+    scale = statistics_scale(stats, centered=fit_intercept) if standardize else None
+    loss = GramLeastSquares(stats, fit_intercept=fit_intercept, scale=scale)
+    S = check_support(support, stats.n_features)
+    start = time.perf_counter()
+    cert = certify_state(fit(loss, S), **opts)
+    return replace(cert, elapsed=time.perf_counter() - start, support=tuple(S))

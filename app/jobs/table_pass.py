@@ -13,7 +13,8 @@ on how many workers ran them, nor in what order.
 
 :func:`select_from_table` is ``run_job``'s selection for such a data set: a least-squares
 algorithm on the merged statistics (``engine.select_from_statistics``), with the fit measured
-from them too. Anything needing rows (a test split, the swap certificate, other objectives)
+from them too, and the swap certificate on the same objective (``certify_from_statistics``).
+Anything needing rows (a test split, the exact search, why-not, other objectives)
 is refused before a run is queued (``app.services.runs``), or skipped saying why. A fold of a
 cross-validation on such a table is a set of whole ranges (:func:`fold_ranges`), scored from
 the ranges' stored partials (:func:`fold_statistics_of`): no second pass.
@@ -32,9 +33,13 @@ from sqlmodel import Session, col, select
 
 from app.db.transient import retry
 from app.ingest.chunked import TablePart, TableSchema, iter_batches
+from app.jobs import judging
+from app.jobs.run_errors import describe
 from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
 from app.storage import ArrayStore
-from engine.from_statistics import heldout_mse, select_from_statistics
+from engine import SelectionResult
+from engine.from_statistics import certify_from_statistics, heldout_mse, select_from_statistics
+from engine.judge import settings_of
 from engine.statistics import (
     StatisticsAccumulator,
     SufficientStatistics,
@@ -251,6 +256,12 @@ def select_from_table(
     mse = heldout_mse(stats, coef, intercept)
     r2 = 1.0 - mse * stats.n / stats.yy if stats.yy > 0 else None
     skipped = {"skipped": f"it needs the rows, and {NEEDS_ROWS}"}
+    settings = settings_of(result)
+    certificate = None
+    if run.certify and not result.cancelled:
+        certificate, events = _certificate(stats, result)
+        for event in events:  # the certificate, told in the trace's checks (as run_job does)
+            recorder(event)
     summary = RunResult(
         support=[
             SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
@@ -264,10 +275,38 @@ def select_from_table(
         train=FitMetrics(n_samples=stats.n, mse=_finite(mse), r2=_finite(r2)),
         test=None,
         recovery=None,
-        certificate=skipped if run.certify else None,
+        certificate=certificate,
         exact=skipped if run.exact else None,
+        judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
     )
     return summary, result.cancelled
+
+
+def _certificate(
+    stats: SufficientStatistics, result: SelectionResult
+) -> tuple[dict[str, Any], list[Event]]:
+    """The swap certificate from the statistics (``engine.certify_from_statistics``): k x (d - k)
+    refits on the Gram objective, each d x k, whatever the rows; bounded like the worker's
+    certificate on rows (``judging.WORKER_BUDGET``), with d in place of the rows."""
+    settings = settings_of(result)
+    d, k = stats.n_features, len(result.support)
+    cost = float(d) * d * max(k, 1)
+    if cost > judging.WORKER_BUDGET:
+        reason = (
+            f"the swap certificate is not computed for this problem: features x features x k "
+            f"= {d} x {d} x {k} = {cost:.3g} is above the bound of {judging.WORKER_BUDGET:.3g}"
+        )
+        return {"skipped": reason}, []
+    try:
+        cert = certify_from_statistics(
+            stats,
+            [int(j) for j in result.support],
+            standardize=bool(settings["standardize"]),
+            fit_intercept=bool(settings.get("fit_intercept", True)),
+        )
+    except Exception as exc:  # judging never fails the run it judges
+        return {"skipped": f"the certificate failed: {describe(exc)}"}, []
+    return {**cert.to_dict(), "events": None}, cert.events(len(result.trace))
 
 
 def _finite(x: float | None) -> float | None:

@@ -137,9 +137,18 @@ def test_a_reference_table_gives_the_in_memory_statistics_and_runs(
             assert a["coef"] == pytest.approx(b["coef"], rel=1e-7)
         assert ours["train"]["mse"] == pytest.approx(theirs["train"]["mse"], rel=1e-6)
         assert ours["train"]["r2"] == pytest.approx(theirs["train"]["r2"], rel=1e-9)
-        assert "skipped" in ours["certificate"]
+        # The swap certificate, from the statistics: as the one on the rows.
+        mine, rows_cert = ours["certificate"], theirs["certificate"]
+        assert "skipped" not in mine, mine
+        for key in ("verdict", "local_optimum", "n_improving", "n_exchanges", "support"):
+            assert mine[key] == rows_cert[key], key
+        assert mine["objective"] == pytest.approx(rows_cert["objective"], rel=1e-8)
+        assert ours["judged_as"] == theirs["judged_as"]
         trace = client.get(f"/api/runs/{big['id']}/trace").json()["events"]
-        assert trace and trace[-1]["kind"] == "stop"
+        rows_trace = client.get(f"/api/runs/{small['id']}/trace").json()["events"]
+        # The selection's events, then the certificate's checks: as on the rows.
+        assert [e["kind"] for e in trace] == [e["kind"] for e in rows_trace]
+        assert "stop" in [e["kind"] for e in trace] and trace[-1]["kind"] == "check"
         # The ranges are parts, not runs of their own.
         listed = client.get("/api/runs", params={"dataset_id": ds["id"]}).json()
         assert [r["id"] for r in (listed["runs"] if isinstance(listed, dict) else listed)] == [

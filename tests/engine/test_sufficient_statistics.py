@@ -318,3 +318,34 @@ def test_shuffled_block_folds_equal_engine_cv_on_the_same_rows(standardize, para
 def test_fold_blocks_refuses_more_folds_than_blocks():
     with pytest.raises(ValueError, match="number of chunks"):
         fold_blocks(3, 4)
+
+
+@pytest.mark.parametrize(
+    ("standardize", "fit_intercept"), [(True, True), (False, True), (True, False)]
+)
+def test_the_swap_certificate_from_statistics_equals_engine_certify(standardize, fit_intercept):
+    """The judge's certificate on the Gram objective: the same verdict, exchanges and
+    objectives as ``engine.certify`` on the rows."""
+    from engine import certify
+    from engine.from_statistics import certify_from_statistics
+
+    X, y = _problem(13, n=250, d=11, offset=20.0)
+    stats = merge_all(
+        [SufficientStatistics.from_arrays(X[a : a + 50], y[a : a + 50]) for a in range(0, 250, 50)]
+    )
+    for support in ([0, 3, 5], [1, 2, 4, 6, 9]):
+        ref = certify(X, y, support, standardize=standardize, fit_intercept=fit_intercept)
+        got = certify_from_statistics(
+            stats, support, standardize=standardize, fit_intercept=fit_intercept
+        )
+        a, b = ref.to_dict(), got.to_dict()
+        for key in ("verdict", "support", "local_optimum", "n_improving", "n_exchanges"):
+            assert a[key] == b[key], key
+        assert a["objective"] == pytest.approx(b["objective"], rel=1e-9)
+        for key in ("improving", "alternatives"):
+            assert [(e["feature_out"], e["feature_in"]) for e in a[key]] == [
+                (e["feature_out"], e["feature_in"]) for e in b[key]
+            ]
+            np.testing.assert_allclose(
+                [e["objective"] for e in a[key]], [e["objective"] for e in b[key]], rtol=1e-9
+            )
