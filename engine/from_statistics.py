@@ -32,6 +32,8 @@ from .judge.problem import check_support, fit
 from .judge.swaps import DEFAULT_MAX_LISTED, DEFAULT_TIE_TOL, certify_state
 from .objectives.gram import GramLeastSquares
 from .registry import CAPABILITIES, REGISTRY
+from .stability.plan import StabilityPlan
+from .stability.subsample import SubsampleResult
 from .statistics import SufficientStatistics, statistics_scale
 from .trace import Recorder, RecorderCallback, StopRequested
 
@@ -41,6 +43,7 @@ __all__ = [
     "fold_errors_from_statistics",
     "heldout_mse",
     "select_from_statistics",
+    "subsample_supports_from_statistics",
 ]
 
 OBJECTIVE = "least_squares"
@@ -247,3 +250,42 @@ def certify_from_statistics(
     start = time.perf_counter()
     cert = certify_state(fit(loss, S), **opts)
     return replace(cert, elapsed=time.perf_counter() - start, support=tuple(S))
+
+
+def subsample_supports_from_statistics(
+    half: SufficientStatistics,
+    plan: StabilityPlan,
+    index: int,
+    *,
+    callback: Callback | None = None,
+) -> SubsampleResult:
+    """``engine.stability.subsample_supports`` from the statistics of subsample ``index``'s
+    rows (``half``: the merge of its chunks, see ``engine.statistics.block_pairs``): the
+    support at every k, read off one path or one run per k as the plan says, with the plan's
+    seed, parameters and standardisation."""
+    start = time.perf_counter()
+    if not 0 <= index < plan.n_subsamples:
+        raise ValueError(f"index must be between 0 and {plan.n_subsamples - 1}, got {index}")
+
+    def run(k: int | None) -> SelectionResult:
+        result = select_from_statistics(
+            half,
+            algorithm=plan.algorithm,
+            k=k,
+            groups=plan.groups,
+            recorder=callback,
+            random_state=plan.seeds[index],
+            standardize=plan.standardize,
+            **plan.params,
+        )
+        if result.cancelled:
+            raise StopRequested("the callback stopped the subsample")
+        return result
+
+    if plan.mode == "path":
+        supports = supports_by_k(run(plan.cv.runs[0].k).trace, plan.cv)
+    else:
+        supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]
+    return SubsampleResult(
+        index, supports, plan.mode, half.n, len(plan.cv.runs), time.perf_counter() - start
+    )

@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "StatisticsAccumulator",
     "SufficientStatistics",
+    "block_pairs",
     "fold_blocks",
     "fold_statistics",
     "merge_all",
@@ -352,6 +353,30 @@ def fold_blocks(
     if shuffle:
         order = np.random.default_rng(random_state).permutation(n_blocks)
     return [sorted(int(i) for i in order[f::n_folds]) for f in range(n_folds)]
+
+
+def block_pairs(n_blocks: int, n_pairs: int, *, random_state: int | None = 0) -> list[list[int]]:
+    """Complementary pairs of half samples made of whole chunks (stability selection from
+    per-chunk partials): for each pair the chunks are shuffled and dealt into two disjoint
+    halves of ``n_blocks // 2`` chunks (with an odd count, one sits the pair out). Returns the
+    2B chunk lists (sorted); pair j is entries 2j and 2j + 1. Seeded and deterministic.
+
+    The halves hold half the chunks, not exactly half the rows when chunks differ in size.
+    """
+    if n_blocks < 2:
+        raise ValueError(f"need at least 2 chunks to halve, got {n_blocks}")
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int | np.integer) or n_pairs < 1:
+        raise ValueError(f"n_pairs must be a positive integer, got {n_pairs!r}")
+    rng = np.random.default_rng(random_state)
+    half = n_blocks // 2
+    out: list[list[int]] = []
+    for _ in range(n_pairs):
+        order = rng.permutation(n_blocks)
+        out += [
+            sorted(int(i) for i in order[:half]),
+            sorted(int(i) for i in order[half : 2 * half]),
+        ]
+    return out
 
 
 def statistics_scale(stats: SufficientStatistics, *, centered: bool) -> np.ndarray:

@@ -349,3 +349,33 @@ def test_the_swap_certificate_from_statistics_equals_engine_certify(standardize,
             np.testing.assert_allclose(
                 [e["objective"] for e in a[key]], [e["objective"] for e in b[key]], rtol=1e-9
             )
+
+
+def test_stability_subsamples_of_whole_chunks_equal_the_engine_on_the_same_rows():
+    """Complementary pairs of half the chunks (``block_pairs``): each half's supports from its
+    merged statistics equal ``subsample_supports`` on the same rows, seeds and plan."""
+    import dataclasses
+
+    from engine.from_statistics import subsample_supports_from_statistics
+    from engine.stability import plan_stability, subsample_supports
+    from engine.statistics import block_pairs
+
+    X, y = _problem(14, n=300, d=10)
+    bounds = [0, 40, 75, 130, 170, 220, 251, 300]  # 7 uneven chunks: one sits each pair out
+    chunks = list(itertools.pairwise(bounds))
+    parts = [SufficientStatistics.from_arrays(X[a:b], y[a:b]) for a, b in chunks]
+    halves = block_pairs(len(parts), 3, random_state=5)
+    assert halves == block_pairs(len(parts), 3, random_state=5) and len(halves) == 6
+    for first, second in zip(halves[0::2], halves[1::2], strict=True):
+        assert len(first) == len(second) == 3 and not set(first) & set(second)
+    for algorithm in ("foba-obj", "omp"):
+        plan = plan_stability(
+            algorithm, k_max=5, n_samples=300, n_features=10, n_pairs=3, random_state=5
+        )
+        rows = [np.concatenate([np.arange(*chunks[i]) for i in half]) for half in halves]
+        plan = dataclasses.replace(plan, subsamples=rows)
+        for index, half in enumerate(halves):
+            stats = merge_all([parts[i] for i in half])
+            got = subsample_supports_from_statistics(stats, plan, index)
+            ref = subsample_supports(X, y, plan, index)
+            assert got.supports == ref.supports and got.n_rows == ref.n_rows
