@@ -9,12 +9,16 @@ came from: the same supports and objectives to rounding.
 :func:`fold_errors_from_statistics` scores every k = 1..k_max on one fold from its training
 and held-out statistics (``engine.statistics.fold_statistics``), as ``engine.cv.fold_errors``
 does from rows, with the mean squared error computed from the held-out statistics.
+
+:func:`certify_from_statistics` is ``engine.certify`` (the swap certificate) on the same
+objective: the judge's ``certify_state`` on a :class:`GramLeastSquares` fit, no new pricing.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,16 +27,23 @@ from .api import SelectionResult, _check_groups, run_selection
 from .config import Config, ConfigError, check_config
 from .cv.folds import Callback, FoldResult
 from .cv.plan import plan_cv, supports_by_k
+from .judge import TOOLS, Certificate
+from .judge.problem import check_support, fit
+from .judge.swaps import DEFAULT_MAX_LISTED, DEFAULT_TIE_TOL, certify_state
 from .objectives.gram import GramLeastSquares
 from .registry import CAPABILITIES, REGISTRY
+from .stability.plan import StabilityPlan
+from .stability.subsample import SubsampleResult
 from .statistics import SufficientStatistics, statistics_scale
 from .trace import Recorder, RecorderCallback, StopRequested
 
 __all__ = [
+    "certify_from_statistics",
     "check_statistics_config",
     "fold_errors_from_statistics",
     "heldout_mse",
     "select_from_statistics",
+    "subsample_supports_from_statistics",
 ]
 
 OBJECTIVE = "least_squares"
@@ -217,4 +228,64 @@ def fold_errors_from_statistics(
         n_test=test.n,
         n_runs=len(plan.runs),
         elapsed=time.perf_counter() - start,
+    )
+
+
+def certify_from_statistics(
+    stats: SufficientStatistics,
+    support: Any,
+    *,
+    standardize: bool = True,
+    fit_intercept: bool = True,
+    tie_tolerance: float = DEFAULT_TIE_TOL,
+    max_listed: int = DEFAULT_MAX_LISTED,
+) -> Certificate:
+    """``engine.certify(X, y, support, standardize=..., fit_intercept=...)`` from the statistics
+    of (X, y): every exchange priced by a refit on the Gram objective (k x (d - k) refits, each
+    costing d x k, independent of the rows)."""
+    opts = TOOLS["certify"].check({"tie_tolerance": tie_tolerance, "max_listed": max_listed})
+    scale = statistics_scale(stats, centered=fit_intercept) if standardize else None
+    loss = GramLeastSquares(stats, fit_intercept=fit_intercept, scale=scale)
+    S = check_support(support, stats.n_features)
+    start = time.perf_counter()
+    cert = certify_state(fit(loss, S), **opts)
+    return replace(cert, elapsed=time.perf_counter() - start, support=tuple(S))
+
+
+def subsample_supports_from_statistics(
+    half: SufficientStatistics,
+    plan: StabilityPlan,
+    index: int,
+    *,
+    callback: Callback | None = None,
+) -> SubsampleResult:
+    """``engine.stability.subsample_supports`` from the statistics of subsample ``index``'s
+    rows (``half``: the merge of its chunks, see ``engine.statistics.block_pairs``): the
+    support at every k, read off one path or one run per k as the plan says, with the plan's
+    seed, parameters and standardisation."""
+    start = time.perf_counter()
+    if not 0 <= index < plan.n_subsamples:
+        raise ValueError(f"index must be between 0 and {plan.n_subsamples - 1}, got {index}")
+
+    def run(k: int | None) -> SelectionResult:
+        result = select_from_statistics(
+            half,
+            algorithm=plan.algorithm,
+            k=k,
+            groups=plan.groups,
+            recorder=callback,
+            random_state=plan.seeds[index],
+            standardize=plan.standardize,
+            **plan.params,
+        )
+        if result.cancelled:
+            raise StopRequested("the callback stopped the subsample")
+        return result
+
+    if plan.mode == "path":
+        supports = supports_by_k(run(plan.cv.runs[0].k).trace, plan.cv)
+    else:
+        supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]
+    return SubsampleResult(
+        index, supports, plan.mode, half.n, len(plan.cv.runs), time.perf_counter() - start
     )

@@ -31,6 +31,8 @@ import numpy as np
 __all__ = [
     "StatisticsAccumulator",
     "SufficientStatistics",
+    "block_pairs",
+    "fold_blocks",
     "fold_statistics",
     "merge_all",
     "statistics_scale",
@@ -321,18 +323,59 @@ def fold_statistics(
     as random as the chunks are: with rows in a meaningful order (by date, by site), shuffle the
     rows when writing the table, or use many small chunks with ``shuffle=True``.
     """
-    if not 2 <= n_folds <= len(parts):
-        raise ValueError(
-            f"n_folds must be between 2 and the number of chunks ({len(parts)}), got {n_folds}"
-        )
-    order = np.arange(len(parts))
-    if shuffle:
-        order = np.random.default_rng(random_state).permutation(len(parts))
-    folds = [merge_all([parts[i] for i in order[f::n_folds]]) for f in range(n_folds)]
+    blocks = fold_blocks(len(parts), n_folds, shuffle=shuffle, random_state=random_state)
+    folds = [merge_all([parts[i] for i in held]) for held in blocks]
     out = []
     for f in range(n_folds):
         train = merge_all([folds[g] for g in range(n_folds) if g != f])
         out.append((train, folds[f]))
+    return out
+
+
+def fold_blocks(
+    n_blocks: int,
+    n_folds: int,
+    *,
+    shuffle: bool = False,
+    random_state: int | None = None,
+) -> list[list[int]]:
+    """The chunks each fold holds out (sorted), as :func:`fold_statistics` deals them: chunk
+    ``order[i]`` goes to fold ``i % n_folds``, ``order`` a seeded permutation with ``shuffle``.
+
+    Deterministic given the seed, so every worker computing one fold (and a test rebuilding
+    the same folds from rows) finds the same assignment.
+    """
+    if not 2 <= n_folds <= n_blocks:
+        raise ValueError(
+            f"n_folds must be between 2 and the number of chunks ({n_blocks}), got {n_folds}"
+        )
+    order = np.arange(n_blocks)
+    if shuffle:
+        order = np.random.default_rng(random_state).permutation(n_blocks)
+    return [sorted(int(i) for i in order[f::n_folds]) for f in range(n_folds)]
+
+
+def block_pairs(n_blocks: int, n_pairs: int, *, random_state: int | None = 0) -> list[list[int]]:
+    """Complementary pairs of half samples made of whole chunks (stability selection from
+    per-chunk partials): for each pair the chunks are shuffled and dealt into two disjoint
+    halves of ``n_blocks // 2`` chunks (with an odd count, one sits the pair out). Returns the
+    2B chunk lists (sorted); pair j is entries 2j and 2j + 1. Seeded and deterministic.
+
+    The halves hold half the chunks, not exactly half the rows when chunks differ in size.
+    """
+    if n_blocks < 2:
+        raise ValueError(f"need at least 2 chunks to halve, got {n_blocks}")
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int | np.integer) or n_pairs < 1:
+        raise ValueError(f"n_pairs must be a positive integer, got {n_pairs!r}")
+    rng = np.random.default_rng(random_state)
+    half = n_blocks // 2
+    out: list[list[int]] = []
+    for _ in range(n_pairs):
+        order = rng.permutation(n_blocks)
+        out += [
+            sorted(int(i) for i in order[:half]),
+            sorted(int(i) for i in order[half : 2 * half]),
+        ]
     return out
 
 

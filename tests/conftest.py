@@ -56,6 +56,7 @@ SLOW: dict[str, set[str]] = {
         "test_a_range_whose_worker_is_killed_runs_again_once",  # 21 s: a stale heartbeat
         "test_paths_outside_the_reference_dirs_are_refused",  # 4-8 s: two app starts
         "test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row",  # 6-7 s
+        "test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks",  # pass, 3 folds, run
     },
     "app/test_reference_tables_distributed.py": {
         "test_the_ranges_spread_over_two_distributed_workers",  # worker processes, a queue

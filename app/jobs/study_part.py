@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, Engine
@@ -27,11 +27,13 @@ import engine
 from app import storage
 from app.db.transient import retry
 from app.errors import NotFound
+from app.jobs import table_pass
 from app.jobs.evaluation import fold_split
 from app.jobs.table_pass import TablePassPart
 from app.models import CVStudy, Dataset, Run, StabilityStudy
 from app.storage import ArrayStore
-from engine.cv import CVPlan, fold_errors, plan_cv
+from engine.cv import CVPlan, FoldResult, fold_errors, plan_cv
+from engine.from_statistics import fold_errors_from_statistics
 from engine.stability import plan_stability, subsample_supports
 from engine.trace import Event, StopRequested
 
@@ -96,11 +98,17 @@ class FoldPart:
     dataset: Dataset
     study: CVStudy
     plan: CVPlan
+    ranges: list[dict[str, Any]] = field(default_factory=list)  # a reference table's pass
 
     @classmethod
     def load(cls, db: Engine, run: Run, dataset: Dataset) -> FoldPart:
         with Session(db) as session:
             study = session.get(CVStudy, run.cv_id)
+            ranges = (
+                table_pass.range_results(session, dataset.id or 0)
+                if table_pass.is_reference(dataset)
+                else []
+            )
             session.expunge_all()
         if study is None:  # deleted meanwhile, with its data set
             raise NotFound(f"cross-validation {run.cv_id} does not exist")
@@ -113,33 +121,41 @@ class FoldPart:
             n_features=dataset.n_features,
             has_groups=dataset.groups is not None,
         )
-        return cls(run, dataset, study, plan)
+        return cls(run, dataset, study, plan, ranges)
 
     @property
     def siblings(self) -> ColumnElement[bool]:
         return col(Run.cv_id) == self.study.id
 
+    def _fold_from_statistics(self, store: ArrayStore, recorder: Recorder) -> FoldResult:
+        """A fold of a table registered by reference: training statistics are the merge of
+        the other folds' ranges, the held-out error is computed from the fold's own."""
+        run, study = self.run, self.study
+        assert run.cv_fold is not None  # execute() checked it
+        train, test = table_pass.fold_statistics_of(
+            store, self.ranges, self.dataset.feature_names, study.n_folds, study.seed
+        )[run.cv_fold]
+        return fold_errors_from_statistics(
+            train,
+            test,
+            algorithm=run.algorithm,
+            k_max=study.k_max,
+            params=run.params,
+            standardize=run.standardize,
+            groups=self.dataset.groups,
+            random_state=run.seed,
+            callback=recorder,
+        )
+
     def execute(self, store: ArrayStore, recorder: Recorder) -> tuple[dict[str, Any] | None, bool]:
         run, dataset, study = self.run, self.dataset, self.study
         if run.cv_fold is None:
             raise NotFound(f"run {run.id} is not a fold of cross-validation {study.id}")
-        X, y = _load_arrays(store, dataset)
-        train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
         try:
-            result = fold_errors(
-                X,
-                y,
-                train,
-                test,
-                algorithm=run.algorithm,
-                objective=run.objective,
-                k_max=study.k_max,
-                params=run.params,
-                metric=study.metric,
-                standardize=run.standardize,
-                groups=dataset.groups,
-                random_state=run.seed,
-                callback=recorder,
+            result = (
+                self._fold_from_statistics(store, recorder)
+                if table_pass.is_reference(dataset)
+                else self._fold_from_rows(store, recorder)
             )
         except StopRequested:
             return None, True
@@ -150,6 +166,27 @@ class FoldPart:
                 "on this fold); try standardize, or a regularised objective"
             )
         return result.to_dict(), False
+
+    def _fold_from_rows(self, store: ArrayStore, recorder: Recorder) -> FoldResult:
+        run, dataset, study = self.run, self.dataset, self.study
+        assert run.cv_fold is not None  # execute() checked it
+        X, y = _load_arrays(store, dataset)
+        train, test = fold_split(y, run.objective, study.n_folds, study.seed)[run.cv_fold]
+        return fold_errors(
+            X,
+            y,
+            train,
+            test,
+            algorithm=run.algorithm,
+            objective=run.objective,
+            k_max=study.k_max,
+            params=run.params,
+            metric=study.metric,
+            standardize=run.standardize,
+            groups=dataset.groups,
+            random_state=run.seed,
+            callback=recorder,
+        )
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,11 @@ on how many workers ran them, nor in what order.
 
 :func:`select_from_table` is ``run_job``'s selection for such a data set: a least-squares
 algorithm on the merged statistics (``engine.select_from_statistics``), with the fit measured
-from them too. Anything needing rows (a test split, the swap certificate, other objectives)
-is refused before a run is queued (``app.services.runs``), or skipped saying why.
+from them too, and the swap certificate on the same objective (``certify_from_statistics``).
+Anything needing rows (a test split, the exact search, why-not, other objectives)
+is refused before a run is queued (``app.services.runs``), or skipped saying why. A fold of a
+cross-validation on such a table is a set of whole ranges (:func:`fold_ranges`), scored from
+the ranges' stored partials (:func:`fold_statistics_of`): no second pass.
 """
 
 from __future__ import annotations
@@ -26,14 +29,24 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import ColumnElement, Engine
-from sqlmodel import Session, col
+from sqlmodel import Session, col, select
 
 from app.db.transient import retry
 from app.ingest.chunked import TablePart, TableSchema, iter_batches
+from app.jobs import judging
+from app.jobs.run_errors import describe
 from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
 from app.storage import ArrayStore
-from engine.from_statistics import heldout_mse, select_from_statistics
-from engine.statistics import StatisticsAccumulator, SufficientStatistics, merge_all
+from engine import SelectionResult
+from engine.from_statistics import certify_from_statistics, heldout_mse, select_from_statistics
+from engine.judge import settings_of
+from engine.statistics import (
+    StatisticsAccumulator,
+    SufficientStatistics,
+    fold_blocks,
+    fold_statistics,
+    merge_all,
+)
 from engine.trace import Event
 
 SOURCE = "reference"  # Dataset.source of a table registered by reference
@@ -115,6 +128,39 @@ def merge_parts(
         return stats_of(retry(lambda: store.load(key)), names)
 
     return merge_all([load(key) for key in keys])
+
+
+def range_results(session: Session, dataset_id: int) -> list[dict[str, Any]]:
+    """The results of the pass's ranges (``key``, ``rows``, ...), in range order: the
+    per-range partial statistics folds are built from (no second pass over the table)."""
+    query = (
+        select(Run.result)
+        .where(col(Run.dataset_id) == dataset_id, col(Run.table_part).is_not(None))
+        .order_by(col(Run.table_part))
+    )
+    return [dict(r or {}) for r in session.exec(query)]
+
+
+def fold_ranges(n_ranges: int, n_folds: int, seed: int) -> list[list[int]]:
+    """The ranges each fold of a cross-validation holds out: whole ranges (blocks of rows),
+    dealt to the folds from the study's seed (``engine.statistics.fold_blocks``)."""
+    return fold_blocks(n_ranges, n_folds, shuffle=True, random_state=seed)
+
+
+def fold_statistics_of(
+    store: ArrayStore,
+    results: Sequence[dict[str, Any]],
+    names: Sequence[str],
+    folds: int,
+    seed: int,
+) -> list[tuple[SufficientStatistics, SufficientStatistics]]:
+    """(training, held-out) statistics of every fold, from the stored partials."""
+
+    def load(key: str) -> SufficientStatistics:
+        return stats_of(retry(lambda: store.load(key)), names)
+
+    parts = [load(str(r["key"])) for r in results]
+    return fold_statistics(parts, folds, shuffle=True, random_state=seed)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -210,6 +256,12 @@ def select_from_table(
     mse = heldout_mse(stats, coef, intercept)
     r2 = 1.0 - mse * stats.n / stats.yy if stats.yy > 0 else None
     skipped = {"skipped": f"it needs the rows, and {NEEDS_ROWS}"}
+    settings = settings_of(result)
+    certificate = None
+    if run.certify and not result.cancelled:
+        certificate, events = _certificate(stats, result)
+        for event in events:  # the certificate, told in the trace's checks (as run_job does)
+            recorder(event)
     summary = RunResult(
         support=[
             SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
@@ -223,10 +275,38 @@ def select_from_table(
         train=FitMetrics(n_samples=stats.n, mse=_finite(mse), r2=_finite(r2)),
         test=None,
         recovery=None,
-        certificate=skipped if run.certify else None,
+        certificate=certificate,
         exact=skipped if run.exact else None,
+        judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
     )
     return summary, result.cancelled
+
+
+def _certificate(
+    stats: SufficientStatistics, result: SelectionResult
+) -> tuple[dict[str, Any], list[Event]]:
+    """The swap certificate from the statistics (``engine.certify_from_statistics``): k x (d - k)
+    refits on the Gram objective, each d x k, whatever the rows; bounded like the worker's
+    certificate on rows (``judging.WORKER_BUDGET``), with d in place of the rows."""
+    settings = settings_of(result)
+    d, k = stats.n_features, len(result.support)
+    cost = float(d) * d * max(k, 1)
+    if cost > judging.WORKER_BUDGET:
+        reason = (
+            f"the swap certificate is not computed for this problem: features x features x k "
+            f"= {d} x {d} x {k} = {cost:.3g} is above the bound of {judging.WORKER_BUDGET:.3g}"
+        )
+        return {"skipped": reason}, []
+    try:
+        cert = certify_from_statistics(
+            stats,
+            [int(j) for j in result.support],
+            standardize=bool(settings["standardize"]),
+            fit_intercept=bool(settings.get("fit_intercept", True)),
+        )
+    except Exception as exc:  # judging never fails the run it judges
+        return {"skipped": f"the certificate failed: {describe(exc)}"}, []
+    return {**cert.to_dict(), "events": None}, cert.events(len(result.trace))
 
 
 def _finite(x: float | None) -> float | None:

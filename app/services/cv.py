@@ -6,6 +6,10 @@ each fold is queued like any run, so the folds spread over the workers of any ba
 ``app.jobs.cv_fold`` computes a fold's held-out errors with ``engine.cv.fold_errors``. The
 study has no status of its own: it is done when its folds are, and its curve and chosen k are
 ``engine.cv.summarise`` of the stored fold results.
+
+On a table registered by reference (issue 28) a fold is a set of whole row ranges of its
+statistics pass, dealt from the seed (``table_pass.fold_ranges``): least squares only, scored
+from the ranges' stored partial statistics with no second pass over the table.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from app.models import (
     stored_id,
 )
 from app.models.cv import CVCreate, CVCurve, CVFinalCreate, CVFold, CVPublic
-from app.services import catalog, idempotency, parts
+from app.services import catalog, idempotency, parts, reference_tables
 from app.services import runs as run_service
 from app.services.parts import status_of
 from app.storage import ArrayStore
@@ -43,11 +47,34 @@ def _dataset(session: Session, dataset_id: int) -> Dataset:
     dataset = session.get(Dataset, dataset_id)
     if dataset is None:
         raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
-    if table_pass.is_reference(dataset):
-        raise InvalidInput(
-            table_pass.needs_rows("cross-validation over k"), loc=("body", "dataset_id")
-        )
     return dataset
+
+
+def _reference_training_rows(session: Session, dataset: Dataset, body: CVCreate) -> int:
+    """The fewest training rows of a fold of a table registered by reference, whose folds
+    are whole row ranges of its statistics pass (409 until the pass is done)."""
+    if body.objective not in (None, "least_squares"):
+        raise InvalidInput(
+            f"cross-validation with objective {body.objective!r} needs the rows, and "
+            f"{table_pass.NEEDS_ROWS}: least squares is cross-validated from them",
+            loc=("body", "objective"),
+        )
+    if body.metric not in (None, "mse"):
+        raise InvalidInput(
+            f"metric {body.metric!r}: on a table registered by reference the held-out error is "
+            "the mean squared error, computed from each fold's statistics; use 'mse'",
+            loc=("body", "metric"),
+        )
+    rows = [int(r.get("rows", 0)) for r in table_pass.range_results(session, stored_id(dataset))]
+    if not 2 <= body.n_folds <= len(rows):
+        raise InvalidInput(
+            f"n_folds {body.n_folds}: the folds of a table registered by reference are whole "
+            f"row ranges of its statistics pass, and it has {len(rows)}; choose 2 to "
+            f"{len(rows)}, or register the table again with n_parts >= {body.n_folds}",
+            loc=("body", "n_folds"),
+        )
+    held = table_pass.fold_ranges(len(rows), body.n_folds, body.seed)
+    return dataset.n_samples - max(sum(rows[i] for i in fold) for fold in held)
 
 
 def _training_rows(dataset: Dataset, n_folds: int) -> int:
@@ -111,7 +138,12 @@ def submit_cv(
     if seen := idempotency.lookup(session, key, request_hash):
         return get_study(session, idempotency.created(seen.cv_id, key))
     dataset = _dataset(session, body.dataset_id)
-    plan = _plan(body, dataset, _training_rows(dataset, body.n_folds))
+    if table_pass.is_reference(dataset):  # folds from the pass's per-range statistics
+        reference_tables.require_ready(session, store, dataset)
+        n_train = _reference_training_rows(session, dataset, body)
+    else:
+        n_train = _training_rows(dataset, body.n_folds)
+    plan = _plan(body, dataset, n_train)
     _check_classes(store, dataset, plan, body)
     params = plan.params
     study = CVStudy(
@@ -201,9 +233,21 @@ def curve(study: CVStudy, folds: list[Run]) -> CVCurve | None:
     )
 
 
-def _fold(run: Run, n_rows: int, n_folds: int) -> CVFold:
+def _held_out_rows(session: Session, study: CVStudy, dataset: Dataset) -> list[int]:
+    """Each fold's held-out rows: kfold deals rows round-robin; on a table registered by
+    reference a fold holds out whole ranges of the statistics pass."""
+    n_rows, k = dataset.n_samples, study.n_folds
+    if not table_pass.is_reference(dataset):
+        return [len(range(f, n_rows, k)) for f in range(k)]
+    rows = [int(r.get("rows", 0)) for r in table_pass.range_results(session, stored_id(dataset))]
+    if len(rows) < k:  # not expected: the study was checked against the ranges
+        return [0] * k
+    return [sum(rows[i] for i in held) for held in table_pass.fold_ranges(len(rows), k, study.seed)]
+
+
+def _fold(run: Run, n_rows: int, held_out: list[int]) -> CVFold:
     result = FoldResult.from_dict(run.result) if run.result and run.status == "done" else None
-    n_test = len(range(run.cv_fold or 0, n_rows, n_folds))  # kfold deals rows round-robin
+    n_test = held_out[run.cv_fold or 0]
     return CVFold(
         fold=run.cv_fold or 0,
         run_id=stored_id(run),
@@ -221,6 +265,7 @@ def public(session: Session, study: CVStudy) -> CVPublic:
     dataset = _study_dataset(session, study)
     final = session.get(Run, study.final_run_id) if study.final_run_id else None
     failed = next((r for r in folds if r.status == RunStatus.failed), None)
+    held_out = _held_out_rows(session, study, dataset)
     return CVPublic(
         **study.model_dump(include={"id", "dataset_id", "algorithm", "objective", "k_max"}),
         **study.model_dump(include={"n_folds", "rule", "metric", "seed", "created_at"}),
@@ -231,7 +276,7 @@ def public(session: Session, study: CVStudy) -> CVPublic:
         status=status_of(folds) if folds else RunStatus.failed,
         folds_done=sum(r.status == RunStatus.done for r in folds),
         folds_total=study.n_folds,
-        folds=[_fold(r, dataset.n_samples, study.n_folds) for r in folds],
+        folds=[_fold(r, dataset.n_samples, held_out) for r in folds],
         error=f"fold {failed.cv_fold}: {failed.error}" if failed else None,
         curve=curve(study, folds),
         final_run_id=final.id if final else None,

@@ -137,9 +137,18 @@ def test_a_reference_table_gives_the_in_memory_statistics_and_runs(
             assert a["coef"] == pytest.approx(b["coef"], rel=1e-7)
         assert ours["train"]["mse"] == pytest.approx(theirs["train"]["mse"], rel=1e-6)
         assert ours["train"]["r2"] == pytest.approx(theirs["train"]["r2"], rel=1e-9)
-        assert "skipped" in ours["certificate"]
+        # The swap certificate, from the statistics: as the one on the rows.
+        mine, rows_cert = ours["certificate"], theirs["certificate"]
+        assert "skipped" not in mine, mine
+        for key in ("verdict", "local_optimum", "n_improving", "n_exchanges", "support"):
+            assert mine[key] == rows_cert[key], key
+        assert mine["objective"] == pytest.approx(rows_cert["objective"], rel=1e-8)
+        assert ours["judged_as"] == theirs["judged_as"]
         trace = client.get(f"/api/runs/{big['id']}/trace").json()["events"]
-        assert trace and trace[-1]["kind"] == "stop"
+        rows_trace = client.get(f"/api/runs/{small['id']}/trace").json()["events"]
+        # The selection's events, then the certificate's checks: as on the rows.
+        assert [e["kind"] for e in trace] == [e["kind"] for e in rows_trace]
+        assert "stop" in [e["kind"] for e in trace] and trace[-1]["kind"] == "check"
         # The ranges are parts, not runs of their own.
         listed = client.get("/api/runs", params={"dataset_id": ds["id"]}).json()
         assert [r["id"] for r in (listed["runs"] if isinstance(listed, dict) else listed)] == [
@@ -174,7 +183,7 @@ def pass_statistics(tmp_path: Path, path: Path, root: Path, workers: int) -> byt
             )
             assert refused.status_code == 422 and "later step" in refused.text
             refused = client.post(
-                "/api/cv", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
+                "/api/stability", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
             )
             assert refused.status_code == 422 and "needs the rows" in refused.text
         return stored_statistics(client, ds["id"]).to_bytes()
@@ -314,3 +323,79 @@ def test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row(tmp_path: P
         kept = np.ones(N, dtype=bool)
         kept[N - 5] = False  # the header is line 0: lines[-5] is line N - 4, row N - 5
         np.testing.assert_allclose(stored_statistics(client, ds["id"]).mean, X[kept].mean(axis=0))
+
+
+def wait_cv(client: TestClient, cv_id: int, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        study = client.get(f"/api/cv/{cv_id}").json()
+        if study["status"] in ("done", "failed", "cancelled"):
+            return study
+        assert time.monotonic() < deadline, study
+        time.sleep(0.1)
+
+
+def test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Folds are whole ranges of the pass (blocks of rows) dealt from the seed; each fold trains
+    on the other ranges' statistics and is scored from its own. The curve equals engine CV on
+    the same rows with the same blocks held out."""
+    from engine.cv import fold_errors, summarise
+
+    X, y = table(seed=4)
+    root = tmp_path / "volume"
+    path = write_parquet_dir(root, X, y)  # 4 ranges: rows 0-300, 300-500, 500-700, 700-900
+    settings = make_settings(
+        tmp_path / "data", workers=2, database_url=database_url, reference_dirs=str(root)
+    )
+    with serve(settings) as client:
+        ds = wait_pass(client, register(client, path, n_parts=4)["id"])
+        assert ds["meta"]["reference"]["status"] == "done"
+        with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+            rows = [r["rows"] for r in table_pass.range_results(session, ds["id"])]
+        assert rows == [300, 200, 200, 200]
+        body = {"dataset_id": ds["id"], "algorithm": "foba-obj", "k_max": 5, "n_folds": 3}
+        submitted = client.post("/api/cv", json={**body, "seed": 11})
+        assert submitted.status_code == 202, submitted.text
+        study = wait_cv(client, submitted.json()["id"])
+        assert study["status"] == "done", study["error"]
+
+        # The same folds from the rows, scored by engine.cv.
+        bounds = np.cumsum([0, *rows])
+        expected = []
+        for held_ranges in table_pass.fold_ranges(len(rows), 3, 11):
+            held = np.concatenate([np.arange(bounds[i], bounds[i + 1]) for i in held_ranges])
+            rest = np.setdiff1d(np.arange(N), held)
+            expected.append(fold_errors(X, y, rest, held, algorithm="foba-obj", k_max=5))
+        summary = summarise(expected, "1se")
+        curve = study["curve"]
+        np.testing.assert_allclose(curve["mean"], summary.mean, rtol=1e-7)
+        np.testing.assert_allclose(curve["se"], summary.se, rtol=1e-6, atol=1e-12)
+        assert (curve["k_min"], curve["k_1se"]) == (summary.k_min, summary.k_1se)
+        assert [f["n_test"] for f in study["folds"]] == [r.n_test for r in expected]
+        assert [f["n_train"] for f in study["folds"]] == [r.n_train for r in expected]
+        page = client.get(f"/cv/{study['id']}")
+        assert (
+            page.status_code == 200
+            and "blocks of rows (whole ranges of the statistics pass)" in page.text
+        )
+        # The final run at the chosen k runs from the merged statistics.
+        final = client.post(f"/api/cv/{study['id']}/final", json={})
+        assert final.status_code == 202, final.text
+        run = wait_for(client, final.json()["id"], timeout=60)
+        assert run["status"] == "done" and len(run["result"]["support"]) == curve["k_best"]
+
+        # What stays refused says what to change.
+        for change, field, words in [
+            ({"n_folds": 5}, "n_folds", "n_parts >= 5"),
+            ({"metric": "mae"}, "metric", "mean squared error"),
+            ({"objective": "logistic"}, "objective", "needs the rows"),
+        ]:
+            refused = client.post("/api/cv", json={**body, **change})
+            assert refused.status_code == 422, refused.text
+            assert words in refused.text and field in str(refused.json()), refused.text
+        refused = client.post(
+            "/api/stability", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
+        )
+        assert refused.status_code == 422 and "needs the rows" in refused.text
