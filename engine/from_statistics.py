@@ -33,7 +33,7 @@ from .judge.swaps import DEFAULT_MAX_LISTED, DEFAULT_TIE_TOL, certify_state
 from .objectives.gram import GramLeastSquares
 from .registry import CAPABILITIES, REGISTRY
 from .stability.plan import StabilityPlan
-from .stability.subsample import SubsampleResult
+from .stability.subsample import SubsampleResult, read_supports
 from .statistics import SufficientStatistics, statistics_scale
 from .trace import Recorder, RecorderCallback, StopRequested
 
@@ -267,8 +267,8 @@ def subsample_supports_from_statistics(
     if not 0 <= index < plan.n_subsamples:
         raise ValueError(f"index must be between 0 and {plan.n_subsamples - 1}, got {index}")
 
-    def run(k: int | None) -> SelectionResult:
-        result = select_from_statistics(
+    def select_at(k: int | None) -> SelectionResult:
+        return select_from_statistics(
             half,
             algorithm=plan.algorithm,
             k=k,
@@ -278,14 +278,5 @@ def subsample_supports_from_statistics(
             standardize=plan.standardize,
             **plan.params,
         )
-        if result.cancelled:
-            raise StopRequested("the callback stopped the subsample")
-        return result
 
-    if plan.mode == "path":
-        supports = supports_by_k(run(plan.cv.runs[0].k).trace, plan.cv)
-    else:
-        supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]
-    return SubsampleResult(
-        index, supports, plan.mode, half.n, len(plan.cv.runs), time.perf_counter() - start
-    )
+    return read_supports(plan, index, half.n, start, select_at)

@@ -130,8 +130,8 @@ def subsample_supports(
             index, supports, "per-k", len(rows), plan.k_max, time.perf_counter() - start
         )
 
-    def run(k: int | None) -> Any:
-        result = select(
+    def select_at(k: int | None) -> Any:
+        return select(
             X_rows,
             y_rows,
             algorithm=plan.algorithm,
@@ -143,6 +143,22 @@ def subsample_supports(
             standardize=plan.standardize,
             **plan.params,
         )
+
+    return read_supports(plan, index, len(rows), start, select_at)
+
+
+def read_supports(
+    plan: StabilityPlan,
+    index: int,
+    n_rows: int,
+    start: float,
+    select_at: Callable[[int | None], Any],
+) -> SubsampleResult:
+    """Every k's support of one subsample, from ``select_at(k)`` (a run on its rows, or on
+    its statistics): one path read off at every k, or one run per k, as the plan says."""
+
+    def run(k: int | None) -> Any:
+        result = select_at(k)
         if result.cancelled:
             raise StopRequested("the callback stopped the subsample")
         return result
@@ -152,5 +168,5 @@ def subsample_supports(
     else:
         supports = [tuple(int(j) for j in run(c.k).support) for c in plan.cv.runs]
     return SubsampleResult(
-        index, supports, plan.mode, len(rows), len(plan.cv.runs), time.perf_counter() - start
+        index, supports, plan.mode, n_rows, len(plan.cv.runs), time.perf_counter() - start
     )
