@@ -37,6 +37,9 @@ FILES: dict[str, tuple[str, ...]] = {
 SLOW: dict[str, set[str]] = {
     # Seconds measured on 2 cores shared with other work (load average about 12): most of them
     # start worker processes, a server subprocess or a second database.
+    "ingest/test_wide_blocks.py": {
+        "test_batches_give_the_block_by_block_result",  # 3.5 s at load 6: four parses
+    },
     "app/test_api_cv.py": {
         "test_a_study_runs_its_folds_as_runs_and_matches_the_engine",  # 7-28 s
         "test_a_study_on_postgresql",  # 19 s

@@ -47,6 +47,10 @@ DECIMAL_COMMA = r"[+-]?\d*,\d+"
 ROWS_PER_BLOCK = 8192  # rows a column check or transform handles at a time
 
 
+class NotAllNumbers(Exception):
+    """A block read as numbers holds a cell that is not one."""
+
+
 @dataclass
 class Column:
     name: str
@@ -93,13 +97,31 @@ class Table:
         self.na = na  # lower-cased tokens that mean missing
         self._na_spellings = na_spellings(na)
         self.n_labels = 0
+        self._positions = pd.Index([c.position for c in columns])
 
     # ----------------------------------------------------------------------- reading blocks
 
-    def add(self, block: Block) -> None:
+    def add_all(self, blocks: Iterable[Block]) -> None:
+        """Every block, a batch at a time: pandas' cost per call grows with the number of
+        columns, not rows, so a wide table's few-row blocks are read together (issue 25).
+        Only all-number batches are joined; anything else is read block by block, as it
+        always was, so that text codes and messages do not depend on the batching."""
+        for batch in batches(blocks):
+            if len(batch) > 1 and not any(c.text for c in self.columns):
+                try:
+                    self.add(joined(batch), numbers_only=True)
+                    continue
+                except (NotAllNumbers, InvalidInput):  # raised before anything was stored
+                    pass
+            for block in batch:
+                self.add(block)
+
+    def add(self, block: Block, numbers_only: bool = False) -> None:
         try:
             frame = self._read(block, numeric=True)
         except ValueError:  # a cell that is not a number: look at every cell as text
+            if numbers_only:
+                raise NotAllNumbers from None
             frame = self._read(block, numeric=False)
         if len(frame) != len(block.lines):
             self._quoting(block)
@@ -109,18 +131,28 @@ class Table:
                 f"the file has more than {self.values.shape[1]:,} data rows of {len(self.columns)} "
                 f"used columns: over {self.max_cells:,} cells (MAX_CELLS)"
             )
-        for j, column in enumerate(self.columns):
-            cells = frame[column.position].to_numpy()
-            if cells.dtype == np.float64:
-                self._numbers(j, column, cells, block.first_row)
-            else:
-                self._cells(j, column, cells, block.first_row, start)
+        where = frame.columns.get_indexer(self._positions)  # column j is frame column where[j]
+        floats = (frame.dtypes.to_numpy() == np.dtype(np.float64))[where]
+        if floats.all():  # one array for all columns, not a Series each (issue 25)
+            numbers = frame.to_numpy(np.float64)[:, where].T
+            self._numbers(np.arange(len(self.columns)), numbers, block.first_row)
+        elif floats.any():
+            numeric = np.flatnonzero(floats)
+            numbers = frame.iloc[:, where[numeric]].to_numpy(np.float64).T
+            self._numbers(numeric, numbers, block.first_row)
+        for j in np.flatnonzero(~floats):
+            column = self.columns[j]
+            cells = frame.iloc[:, where[j]].to_numpy()
+            self._cells(int(j), column, cells, block.first_row, start)
         self.n_rows = stop
 
     def _read(self, block: Block, numeric: bool) -> pd.DataFrame:
         dtype: dict[int, Any] = {
             c.position: (np.float64 if numeric and not c.text else object) for c in self.columns
         }
+        # One dtype for all when they agree: pandas resolves a dict's entries one by one.
+        types = set(dtype.values())
+        same: Any = types.pop() if len(types) == 1 else dtype
         try:
             return pd.read_csv(
                 io.BytesIO(block.data),
@@ -128,7 +160,7 @@ class Table:
                 header=None,
                 names=list(range(self.width)),
                 usecols=sorted(dtype),
-                dtype=dtype,
+                dtype=same,
                 sep=self.delimiter,
                 decimal=self.decimal,
                 quotechar=QUOTE,
@@ -152,12 +184,23 @@ class Table:
             line=first,
         )
 
-    def _numbers(self, j: int, column: Column, numbers: np.ndarray, first_row: int) -> None:
+    def _numbers(self, rows: np.ndarray, numbers: np.ndarray, first_row: int) -> None:
+        """Rows ``rows`` of ``values`` (their columns) get a block of numbers each, one row of
+        ``numbers`` per column, counted with array operations over all of them at once."""
         start = self.n_rows
-        self.values[j, start : start + len(numbers)] = numbers
-        missing = np.isnan(numbers)
-        self._count(column, missing, np.isinf(numbers), first_row)
-        column.n_numbers += len(numbers) - column_sum(missing)
+        stop = start + numbers.shape[1]
+        if len(rows) == len(self.columns):
+            self.values[:, start:stop] = numbers
+        else:
+            self.values[rows, start:stop] = numbers
+        missing, infinite = np.isnan(numbers), np.isinf(numbers)
+        n_missing = np.count_nonzero(missing, axis=1)
+        n_infinite = np.count_nonzero(infinite, axis=1)
+        n_numbers = numbers.shape[1] - n_missing
+        for j, n in zip(rows.tolist(), n_numbers.tolist(), strict=True):
+            self.columns[j].n_numbers += n
+        for i in np.flatnonzero(n_missing + n_infinite):
+            self._count(self.columns[rows[i]], missing[i], infinite[i], first_row)
 
     def _count(
         self, column: Column, missing: np.ndarray, infinite: np.ndarray, first_row: int
@@ -192,7 +235,7 @@ class Table:
             if not column.text:
                 self._become_text(j, column, start)
         if not column.text:
-            self._numbers(j, column, numbers, first_row)
+            self._numbers(np.array([j]), numbers[np.newaxis], first_row)
             return
         column.n_numbers += len(numbers) - column_sum(text | missing)
         infinite = np.isinf(numbers)
@@ -267,3 +310,31 @@ def distinct_values(values: np.ndarray, most: int) -> np.ndarray:
         if len(found) > most:
             return found[: most + 1]
     return found
+
+
+BATCH_ROWS = 256  # records read by one pandas call when a block has fewer ...
+BATCH_BYTES = 16 << 20  # ... unless their text is this long already
+
+
+def batches(blocks: Iterable[Block]) -> Iterator[list[Block]]:
+    """Consecutive blocks gathered until they hold BATCH_ROWS records or BATCH_BYTES of text;
+    a narrow table's block (half a MiB of text) holds more records and stays alone."""
+    batch: list[Block] = []
+    rows = size = 0
+    for block in blocks:
+        batch.append(block)
+        rows, size = rows + len(block.lines), size + len(block.data)
+        if rows >= BATCH_ROWS or size >= BATCH_BYTES:
+            yield batch
+            batch, rows, size = [], 0, 0
+    if batch:
+        yield batch
+
+
+def joined(batch: list[Block]) -> Block:
+    """Consecutive blocks as one (each holds whole records, so their text concatenates)."""
+    return Block(
+        b"".join(b.data for b in batch),
+        np.concatenate([b.lines for b in batch]),
+        batch[0].first_row,
+    )

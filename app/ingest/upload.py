@@ -105,8 +105,7 @@ def _parse(
     capacity = min(capacity, limits.max_cells // per_row + 1)
     na = na_tokens(na_values(opts.na_values, words))
     table = Table(columns, header.width, capacity, limits.max_cells, delimiter, opts.decimal, na)
-    for block in records:
-        table.add(block)
+    table.add_all(records)
     if records.ragged.count:
         raise records.ragged.error()
     prepared = prepare(

@@ -52,12 +52,13 @@ class _EngineParams:
             self._params = {**self._params, **extra}
         return self
 
-    def _select(self, X, y, k: int | None) -> SelectionResult:
+    def _select(self, X, y, k: int | None, objective: str | None = None) -> SelectionResult:
+        """``objective``: the one resolved at fit when it differs from the parameter's."""
         return select(
             X,
             y,
             algorithm=self.algorithm,
-            objective=self.objective,
+            objective=objective or self.objective,
             k=k,
             groups=self.groups,
             random_state=self.random_state,
@@ -65,8 +66,8 @@ class _EngineParams:
             **self._params,
         )
 
-    def _check_task(self, task: str) -> None:
-        spec = REGISTRY.objective(self.objective)
+    def _check_task(self, task: str, objective: str | None = None) -> None:
+        spec = REGISTRY.objective(objective or self.objective)
         if spec.task != task:
             fitting = [n for n, s in REGISTRY.objectives.items() if s.task == task]
             raise ValueError(
@@ -83,11 +84,12 @@ class _EngineParams:
         self.stop_reason_ = result.stop_reason
 
 
-def _default_k(estimator: Any, n_features: int) -> int | None:
+def _default_k(estimator: Any, n_features: int, objective: str | None = None) -> int | None:
     """k when none is given: the engine's one default (``engine.default_k``: the algorithm's
     own stopping rule when its parameters give one, otherwise 5 features), as the app and the
-    command line apply it."""
-    return default_k(estimator.algorithm, estimator.objective, n_features, estimator._params)
+    command line apply it; ``objective`` is the one resolved at fit, if not the parameter."""
+    objective = objective or estimator.objective
+    return default_k(estimator.algorithm, objective, n_features, estimator._params)
 
 
 def _tags(tags: Any) -> Any:

@@ -10,6 +10,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..config import default_objective
 from ..registry import REGISTRY
 from .base import (
     _FIT_CHECKS,
@@ -147,11 +148,20 @@ class SparseClassifier(_Binary, ClassifierMixin, _SparseLinear, BaseEstimator):
 class SparseSelector(SelectorMixin, _EngineParams, BaseEstimator):
     """Feature selection by a registered algorithm, as a transformer (``SelectorMixin``).
 
-    Parameters are those of :class:`SparseRegressor`; ``objective`` may be a regression or a
-    classification objective (``logistic`` for class labels).
+    Parameters are those of :class:`SparseRegressor`, except ``objective``:
+
+    objective : str or None, default None
+        A regression or a classification objective (``logistic`` for class labels). None
+        follows y, as the app, the API, the command line and the regressor/classifier do: a
+        target with 2 distinct values is classification (``logistic``, the larger value the
+        positive class), any other a regression (``least_squares``); see
+        ``engine.default_objective``.
 
     Attributes
     ----------
+    objective_name_ : str
+        The objective the fit used: ``objective``, or the one y called for when it is None.
+        (``objective_`` is the objective's value, as in the other estimators.)
     support_ : ndarray of int
         The selected features, sorted (``get_support()`` gives the boolean mask).
     coef_, intercept_, objective_, trace_, stop_reason_, n_features_in_, feature_names_in_
@@ -163,7 +173,7 @@ class SparseSelector(SelectorMixin, _EngineParams, BaseEstimator):
         algorithm: str = "foba-obj",
         k: int | None = None,
         *,
-        objective: str = "least_squares",
+        objective: str | None = None,
         standardize: bool = True,
         groups=None,
         random_state: int | None = None,
@@ -171,7 +181,7 @@ class SparseSelector(SelectorMixin, _EngineParams, BaseEstimator):
     ) -> None:
         self.algorithm = algorithm
         self.k = k
-        self.objective = objective
+        self.objective = objective  # type: ignore[assignment]  # None: follow y (fit)
         self.standardize = standardize
         self.groups = groups
         self.random_state = random_state
@@ -179,14 +189,20 @@ class SparseSelector(SelectorMixin, _EngineParams, BaseEstimator):
 
     def fit(self, X, y) -> SparseSelector:
         X, y = validate_data(self, X, y, **_FIT_CHECKS)
-        task = REGISTRY.objective(self.objective).task
-        if task == "classification":
+        objective: str | None = self.objective
+        if objective is None:
+            labels = np.unique(y)
+            objective = default_objective("classification" if len(labels) == 2 else "regression")
+            if len(labels) == 2:  # any two values: the larger is y = 1, as in SparseClassifier
+                y = (y == labels[1]).astype(np.float64)
+        self.objective_name_: str = objective
+        if REGISTRY.objective(objective).task == "classification":
             check_classification_targets(y)
         else:
-            self._check_task("regression")
+            self._check_task("regression", objective)
             y = np.asarray(y, dtype=np.float64)
-        k = self.k if self.k is not None else _default_k(self, X.shape[1])
-        self._store(self._select(X, y, k))
+        k = self.k if self.k is not None else _default_k(self, X.shape[1], objective)
+        self._store(self._select(X, y, k, objective))
         return self
 
     def _get_support_mask(self) -> np.ndarray:

@@ -15,6 +15,7 @@ const TARGET_NAMES = ["target", "y", "label", "class", "outcome", "response"];
 const MAX_CODED_CLASSES = 10; // as app.ingest.problems: a few integers may be class labels
 const SAMPLE_BYTES = 65536;
 const SAMPLE_ROWS = 2000;
+const MAX_SAMPLE_BYTES = 16 * 1024 * 1024; // a header line longer than this is not previewed
 // The form's encodings as the browser's TextDecoder names them.
 const WEB_ENCODINGS = { "latin-1": "iso-8859-1", cp1252: "windows-1252", "mac-roman": "macintosh",
   cp1250: "windows-1250", cp1251: "windows-1251", "utf-16": "utf-16le" };
@@ -50,10 +51,17 @@ function decodeSample(bytes, encoding) {
 }
 
 async function readSample(form, file) {
-  const bytes = new Uint8Array(await file.slice(0, SAMPLE_BYTES).arrayBuffer());
+  // A 20,000-column header is ~130 KB: read on (x4 each time) until the header line is whole,
+  // or the target list would be empty (issue 25); MAX_SAMPLE_BYTES bounds it.
+  let size = SAMPLE_BYTES;
+  let bytes = new Uint8Array(await file.slice(0, size).arrayBuffer());
+  while (file.size > size && size < MAX_SAMPLE_BYTES && !bytes.includes(10) && !bytes.includes(13)) {
+    size *= 4;
+    bytes = new Uint8Array(await file.slice(0, size).arrayBuffer());
+  }
   const text = decodeSample(bytes, form.querySelector("[name=encoding]").value).replace(/^\uFEFF/, "");
   let lines = text.split(/\r\n|\n|\r/);
-  if (file.size > SAMPLE_BYTES) lines = lines.slice(0, -1); // the last line may be cut
+  if (file.size > size) lines = lines.slice(0, -1); // the last line may be cut
   lines = lines.filter((line) => line.trim() !== "");
   const decimal = form.querySelector("[name=decimal]").value;
   const given = form.querySelector("[name=delimiter]").value.trim();

@@ -243,3 +243,31 @@ def test_import_engine_loads_no_scikit_learn() -> None:
         text=True,
     )
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_selector_follows_y_like_the_classifier_and_the_regressor() -> None:
+    """objective=None: a 0/1 (or any two-valued) target gets logistic, as the app, the API,
+    the command line and SparseClassifier give it; a continuous one least squares."""
+    X, y = make_classification(7, n=120, d=15, k_true=3)
+    t = (y == y.max()).astype(float)  # 0/1
+    selector = SparseSelector(k=3).fit(X, t)
+    assert selector.objective is None
+    assert selector.objective_name_ == engine.default_objective("classification") == "logistic"
+    classifier = SparseClassifier(k=3).fit(X, t)
+    np.testing.assert_array_equal(selector.support_, classifier.support_)
+    np.testing.assert_allclose(selector.coef_, classifier.coef_, rtol=1e-12)
+    labels = np.where(t == 1, "yes", "no")  # any two labels: the larger is y = 1
+    named = SparseSelector(k=3).fit(X, labels)
+    assert named.objective_name_ == "logistic"
+    np.testing.assert_allclose(named.coef_, classifier.coef_, rtol=1e-12)
+    # The objective named still wins: least squares on the 0/1 target, as before.
+    ls = SparseSelector(k=3, objective="least_squares").fit(X, t)
+    assert ls.objective_name_ == "least_squares"
+    np.testing.assert_allclose(ls.coef_, SparseRegressor(k=3).fit(X, t).coef_, rtol=1e-12)
+
+    Xr, yr = make_regression(8, n=80, d=15, k_true=3)
+    regression = SparseSelector(k=3).fit(Xr, yr)
+    assert regression.objective_name_ == engine.default_objective("regression")
+    np.testing.assert_allclose(regression.coef_, SparseRegressor(k=3).fit(Xr, yr).coef_)
+    three = SparseSelector(k=2).fit(Xr, np.round(yr) % 3)  # three values: a regression
+    assert three.objective_name_ == "least_squares"

@@ -123,3 +123,21 @@ def test_cars93_airbags_none_kept_as_a_category(server: str, sized: tuple[str, A
     assert "missing-value tokens n/a, na, nan, null (and empty cells)" in columns
     page.locator("#columns").screenshot(path=str(SHOTS / f"dataset-cars93-{size}.png"))
     page.screenshot(path=str(SHOTS / f"dataset-cars93-page-{size}.png"), full_page=True)
+
+
+def test_a_20000_column_header_is_read_whole(
+    server: str, sized: tuple[str, Any], tmp_path: Path
+) -> None:
+    """The header of 20,000 genes is ~130 KB, past the 64 KB sample: the form reads on until
+    it is whole (the target list was empty) and lists every column without freezing."""
+    size, page = sized
+    width = 20_000
+    lines = [",".join([f"g{j}" for j in range(width)] + ["y"])]
+    lines += [",".join(["0.125"] * width + [str(i % 2)]) for i in range(3)]
+    path = tmp_path / "wide.csv"
+    path.write_text("\n".join(lines) + "\n")
+    _choose(page, server, path)
+    assert page.input_value("#upload select[name=target]") == "y"
+    count = page.eval_on_selector("#upload select[name=target]", "s => s.options.length")
+    assert count == width + 1
+    page.screenshot(path=str(SHOTS / f"upload-20000-columns-{size}.png"), full_page=True)
