@@ -273,6 +273,7 @@ def lesson_run(db: Engine, data_dir: Path, problem, config: dict) -> int:
             params=result.params,
             record_candidates=True,
             status=RunStatus.done,
+            finished_at=utcnow(),  # the trace cache's key: a run that ended
         )
         session.add(run)
         session.flush()
