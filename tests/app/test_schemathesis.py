@@ -54,6 +54,8 @@ DATA_DEPENDENT = [
     "GET /api/runs/{run_id}/why-not/{feature}",  # the feature against the data set's width
     "GET /api/stability/{study_id}/why-not",  # likewise, and k against the study's k_max
     "GET /api/datasets/{dataset_id}/estimate",  # algorithm, k and parameters against the data
+    "POST /api/datasets/{dataset_id}/pass/cancel",  # only a table registered by reference
+    "POST /api/datasets/reference",  # REFERENCE_DIRS (off here) and the table on the path
     "GET /api/lessons/questions",  # the run must have recorded candidate scores
     "POST /api/lessons",  # likewise, and the steps against the run's trace
     "POST /api/lessons/import",  # a file that parses into a lesson file

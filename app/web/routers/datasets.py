@@ -146,7 +146,10 @@ def register_reference(
 @router.post(
     "/{dataset_id}/pass/cancel",
     response_model=DatasetPublic,
-    responses={404: {"model": Message}, 422: {"model": Message}},
+    responses={
+        404: {"model": Message},
+        422: {"description": "The data set is not a table registered by reference."},
+    },
 )
 def cancel_pass(session: SessionDep, store: StoreDep, dataset_id: Id):
     """Cancel the statistics pass of a table registered by reference (queued ranges at once,
