@@ -148,3 +148,15 @@ def finish_a_run(server: str) -> dict[str, Any]:
         },
     )
     return wait_done(server, run["id"])
+
+
+def figure2_foba_run(server: str) -> dict[str, Any]:
+    """Zhang's Figure 2 lesson started on ``server``, and its FoBa run (k = 2), finished: it
+    adds f3 first, deletes it later and goes on past its answer."""
+    response = httpx.post(f"{server}/teach/lessons/figure2", timeout=60)
+    assert response.status_code in (200, 303), response.text
+    datasets = api(server, "GET", "/api/datasets")
+    ds = next(d["id"] for d in datasets if "Figure 2" in d["name"])
+    runs = api(server, "GET", "/api/runs")
+    foba = next(r for r in runs if r["algorithm"] == "foba-obj" and r["dataset_id"] == ds)
+    return wait_done(server, foba["id"])

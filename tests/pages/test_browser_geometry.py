@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, figure2_foba_run, new_page
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -24,15 +24,7 @@ VIEW = "document.getElementById('chart-geometry-3d')"
 @pytest.fixture(scope="module")
 def lesson(server: str) -> dict[str, Any]:
     """Zhang's Figure 2 lesson's FoBa run (k = 2), finished."""
-    import httpx
-
-    response = httpx.post(f"{server}/teach/lessons/figure2", timeout=60)
-    assert response.status_code in (200, 303), response.text
-    datasets = api(server, "GET", "/api/datasets")
-    ds = next(d["id"] for d in datasets if "Figure 2" in d["name"])
-    runs = api(server, "GET", "/api/runs")
-    foba = next(r for r in runs if r["algorithm"] == "foba-obj" and r["dataset_id"] == ds)
-    return wait_done(server, foba["id"])
+    return figure2_foba_run(server)
 
 
 def drawn(page: Any) -> dict[str, Any]:

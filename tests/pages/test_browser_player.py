@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, api, figure2_foba_run, new_page
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -23,15 +23,7 @@ STEP_NO = "(document.querySelector('#player .step-no') || {textContent: ''}).tex
 @pytest.fixture(scope="module")
 def lesson(server: str) -> dict[str, Any]:
     """Zhang's Figure 2 lesson: its FoBa run (k = 2) goes on past its answer."""
-    import httpx
-
-    response = httpx.post(f"{server}/teach/lessons/figure2", timeout=60)
-    assert response.status_code in (200, 303), response.text
-    datasets = api(server, "GET", "/api/datasets")
-    ds = next(d["id"] for d in datasets if "Figure 2" in d["name"])
-    runs = api(server, "GET", "/api/runs")
-    foba = next(r for r in runs if r["algorithm"] == "foba-obj" and r["dataset_id"] == ds)
-    foba = wait_done(server, foba["id"])
+    foba = figure2_foba_run(server)
     trace = api(server, "GET", f"/api/runs/{foba['id']}/trace")["events"]
     return {"run": foba, "events": trace}
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_helpers import CHROMIUM, SHOTS, SIZES, api, new_page, wait_done
+from browser_helpers import CHROMIUM, SHOTS, SIZES, figure2_foba_run, new_page
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (/usr/bin/chromium)"
@@ -22,15 +22,7 @@ SCREENS = {**SIZES, "phone": (390, 844)}
 @pytest.fixture(scope="module")
 def lesson(server: str) -> dict[str, Any]:
     """Zhang's Figure 2 lesson: its FoBa run (k = 2) adds f3 first and deletes it later."""
-    import httpx
-
-    response = httpx.post(f"{server}/teach/lessons/figure2", timeout=60)
-    assert response.status_code in (200, 303), response.text
-    datasets = api(server, "GET", "/api/datasets")
-    ds = next(d["id"] for d in datasets if "Figure 2" in d["name"])
-    runs = api(server, "GET", "/api/runs")
-    foba = next(r for r in runs if r["algorithm"] == "foba-obj" and r["dataset_id"] == ds)
-    return {"run": wait_done(server, foba["id"])}
+    return {"run": figure2_foba_run(server)}
 
 
 @pytest.fixture
