@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pytest
 
 from app.config import Settings
 from app.main import create_app
@@ -77,6 +78,17 @@ def wait_for(
             return run
         assert time.monotonic() < deadline, f"run {run_id} still {run['status']}"
         time.sleep(0.05)
+
+
+def wait_done(client: TestClient, url: str, timeout: float = 60.0) -> dict[str, Any]:
+    """Poll a study (or any resource with a ``status``) until it is neither queued nor
+    running; a guard fails the test after ``timeout`` seconds instead of hanging the suite."""
+    deadline = time.monotonic() + timeout
+    while (state := client.get(url).json())["status"] in ("queued", "running"):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{url} still {state['status']} after {timeout:g} s")
+        time.sleep(0.1)
+    return state
 
 
 @contextmanager

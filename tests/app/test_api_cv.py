@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from app_helpers import csv_text, regression_csv, upload_ok
-from service_helpers import make_settings, serve, wait_for
+from service_helpers import make_settings, serve, wait_done, wait_for
 from sqlalchemy import func
 from sqlmodel import Session, select
 
@@ -34,11 +34,7 @@ def generate(client, spec: dict[str, Any]) -> tuple[dict[str, Any], Any]:
 
 
 def wait_study(client, cv_id: int, timeout: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while (study := client.get(f"/api/cv/{cv_id}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, study
-        time.sleep(0.1)
-    return study
+    return wait_done(client, f"/api/cv/{cv_id}", timeout)
 
 
 @pytest.mark.parametrize(

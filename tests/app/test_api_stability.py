@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from typing import Any
 
 import numpy as np
 import pytest
 from app_helpers import regression_csv, upload_ok
-from service_helpers import make_settings, serve
+from service_helpers import make_settings, serve, wait_done
 from sqlalchemy import func
 from sqlmodel import Session, select
 
@@ -34,14 +33,7 @@ def generate(client, spec: dict[str, Any]) -> tuple[dict[str, Any], Any]:
 
 
 def wait_study(client, study_id: int, timeout: float = 120.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while (study := client.get(f"/api/stability/{study_id}").json())["status"] in (
-        "queued",
-        "running",
-    ):
-        assert time.monotonic() < deadline, study["parts_done"]
-        time.sleep(0.2)
-    return study
+    return wait_done(client, f"/api/stability/{study_id}", timeout)
 
 
 def test_a_study_runs_its_subsamples_as_runs_and_matches_the_engine(worker_client) -> None:

@@ -6,14 +6,13 @@ its column mapping."""
 from __future__ import annotations
 
 import io
-import time
 import zipfile
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from app_helpers import csv_text, regression_csv, upload_ok
-from service_helpers import submit, wait_for
+from service_helpers import submit, wait_done, wait_for
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
@@ -86,10 +85,8 @@ def test_a_run_exports_one_table_per_file(worker_client: TestClient) -> None:
         "/api/cv", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 4, "n_folds": 3}
     ).json()
     cv_url = f"/api/cv/{study['id']}/export"
-    deadline = time.monotonic() + 60
-    while (done := worker_client.get(study["url"]).json())["curve"] is None:
-        assert done["status"] in ("queued", "running") and time.monotonic() < deadline, done
-        time.sleep(0.1)
+    done = wait_done(worker_client, study["url"])
+    assert done["curve"] is not None, done
     curve = pd.read_csv(io.StringIO(worker_client.get(cv_url).text))
     assert list(curve["k"]) == [1, 2, 3, 4]
     assert np.allclose(curve["mean_error"], done["curve"]["mean"])
