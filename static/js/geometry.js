@@ -115,10 +115,11 @@ function viewFigure(view) {
   data.push(arrow("y", view.y, null, INK, 8), arrow("fit", view.fit, null, BLUE, 8), arrow("residual", view.y, view.fit, VERMILLION, 5, "dash", true));
   const axis = (title) => ({ title: { text: title }, range: [-1.1, 1.1], zeroline: true, showspikes: false });
   const layout = base("y, the fit and the selected columns' span");
-  layout.margin = { l: 0, r: 0, t: 40, b: 0 };
-  layout.height = HEIGHT + 40;
-  layout.legend = { orientation: "h", y: 0, x: 0 };
-  layout.scene = { xaxis: axis("e1"), yaxis: axis("e2"), zaxis: axis("e3"), aspectmode: "cube", camera: { eye: { x: 0.85, y: -1.4, z: 0.6 } } };
+  layout.margin = { l: 24, r: 8, t: 40, b: 40 };
+  layout.height = HEIGHT + 80;
+  // The legend sits under the scene, outside its domain: drawn over it, it hid the e1 axis.
+  layout.legend = { orientation: "h", y: 0, yanchor: "top", x: 0 };
+  layout.scene = { xaxis: axis("e1"), yaxis: axis("e2"), zaxis: axis("e3"), aspectmode: "cube", camera: { eye: { x: 1.2, y: -1.9, z: 1.05 } } };
   return { data, layout };
 }
 
