@@ -408,8 +408,10 @@ def test_select_judges_its_answer(data) -> None:
     r = engine.select(X, y, algorithm="foba-obj", k=2)
     settings = engine.judge.settings_of(r)
     cert = engine.certify(X, y, r.support, **settings).to_dict()
-    for key in ("support", "objective", "local_optimum", "verdict", "n_exchanges"):
+    for key in ("support", "local_optimum", "verdict", "n_exchanges"):
         assert result["certificate"][key] == cert[key]
+    # Another process: its BLAS may sum in another order (seen: 2 ulps apart on one machine).
+    assert result["certificate"]["objective"] == pytest.approx(cert["objective"], rel=1e-12)
     best = engine.exact_best(X, y, 2, support=r.support, **settings)
     assert result["exact"]["support"] == list(best.support)
     assert [v["feature"] for v in result["why_not"]] == [0, 5]
