@@ -38,7 +38,12 @@ from scipy.special import expit
 
 from ..rows import CountedRows, PassCount, RowSource
 from .base import ActiveSet, Objective
-from .coordinate_bounds import _FIRST_BATCH, _upper_bounds, closed_form_bounds
+from .coordinate_bounds import (
+    _FIRST_BATCH,
+    _upper_bounds,
+    closed_form_bounds,
+    self_concordant_decrease,
+)
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
 from .coordinate_newton import _TOL as _COORD_TOL
 from .coordinate_newton import loss_change
@@ -53,7 +58,10 @@ from .glm import (
     _cho_factor,
     _cho_solve,
 )
-from .logistic import _SHIFT_MAX_ITER, LogLoss
+from .logistic import _BOUND_SLACK, _SHIFT_MAX_ITER, LogLoss
+
+# Relative slack below the largest lower bound on the drops: far above its rounding.
+_FLOOR_SLACK = 1e-9
 
 Chunks = Iterator[tuple[np.ndarray, np.ndarray]]
 
@@ -371,14 +379,17 @@ class StreamedLogisticActiveSet(ActiveSet):
         g, h, M = g_all[cand], h_all[cand], obj.absmax[cand]
         estimate = g * g / (2.0 * (h + obj.lam))
         order = np.argsort(-estimate, kind="stable")
-        first = order[:_FIRST_BATCH]
-        exact = _solved(first, self._moves(cand[first]))
-        best = max(drop for drop, _ in exact.values())
+        # One round of exact solves instead of coordinate_bounds' two (each round is a pass
+        # per Newton iteration): the curvature bound S_j/4 + lam gives every drop a lower
+        # bound, so no candidate whose upper bound is below the largest lower bound can win;
+        # the rest, with the Newton estimate's first batch, hold the argmax of the drops.
+        curvature = obj.loss.smoothness * obj.sq_norms[cand] / obj.n_samples + obj.lam
+        floor = float(np.max(g * g / (2.0 * curvature))) * (1.0 - _FLOOR_SLACK)
         rest = order[_FIRST_BATCH:]
-        rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= best]
-        contenders = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= best]
-        if contenders.size:
-            exact.update(_solved(contenders, self._moves(cand[contenders])))
+        rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= floor]
+        rest = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= floor]
+        short = np.concatenate([order[:_FIRST_BATCH], rest])
+        exact = _solved(short, self._moves(cand[short]))
         i = max(exact, key=lambda pos: (exact[pos][0], -pos))
         drop, move = exact[i]
         j = int(cand[i])
@@ -438,23 +449,33 @@ class StreamedLogisticActiveSet(ActiveSet):
 
     def deletion_costs(self) -> np.ndarray:
         """``LogisticActiveSet.deletion_costs``: the intercept re-optimised by the Newton
-        iteration of ``logistic._intercept_shifts``, one pass over the support per iteration;
-        each pass also gives the loss change at its shifts, which is the answer once every
-        shift has converged."""
+        iteration of ``logistic._intercept_shifts``, one pass over the support per iteration."""
+        return self._deletion_costs_at(np.arange(len(self.support)))
+
+    def _deletion_costs_at(
+        self, pos: np.ndarray, at_zero: tuple[np.ndarray, ...] | None = None
+    ) -> np.ndarray:
+        """Exact deletion costs of the selected features at positions ``pos``. Each pass also
+        gives the loss change at its shifts, which is the answer once every shift has
+        converged (``_intercept_shifts`` returns the shifts it last evaluated). ``at_zero``:
+        the sums of q, q(1 - q) and the loss change at shift 0, when a pass already has them
+        (``cheapest_deletion``): the iteration's first pass."""
         obj = self.objective
-        k = len(self.support)
-        if k == 0:
+        m = len(pos)
+        if m == 0:
             return np.zeros(0)
-        n, w = obj.n_samples, self._w
-        s = np.zeros(k)
-        done = np.zeros(k, dtype=bool)
+        n, w = obj.n_samples, self._w[pos]
+        s = np.zeros(m)
+        done = np.zeros(m, dtype=bool)
         for it in range(_SHIFT_MAX_ITER + 1):
             if it == _SHIFT_MAX_ITER:
                 s = np.where(done, s, 0.0)  # not converged: the intercept held
-            q_sum, qq_sum, c = np.zeros(k), np.zeros(k), np.zeros(k)
-            for A, eta, t, _ in obj.read(self.support, [], w, self._b):
+            q_sum, qq_sum, c = np.zeros(m), np.zeros(m), np.zeros(m)
+            if it == 0 and at_zero is not None:
+                q_sum, qq_sum, c = at_zero
+            for A, eta, t, _ in self._shift_pass(it == 0 and at_zero is not None):
                 p = expit(eta)[:, None]
-                z = -(A * w[None, :])
+                z = -(A[:, pos] * w[None, :])
                 if obj.fit_intercept:
                     pe = p * np.exp(np.clip(z, -700.0, 700.0))
                     qe = pe * np.exp(s)[None, :]
@@ -474,6 +495,50 @@ class StreamedLogisticActiveSet(ActiveSet):
             step = np.where(done, 0.0, -g / np.where(h > 0, h, 1.0))
             s = s + np.clip(step, -1.0, 1.0)
         return c / n - 0.5 * obj.lam * w**2
+
+    def _shift_pass(self, skip: bool) -> Iterator[tuple[np.ndarray, ...]]:
+        """A pass over the support, or nothing when the sums are already known."""
+        if skip:
+            return iter(())
+        return self.objective.read(self.support, [], self._w, self._b)
+
+    def cheapest_deletion(self) -> tuple[int, float]:
+        """``LogisticActiveSet.cheapest_deletion``'s bounds from one pass (the cost with the
+        intercept held, and what re-optimising it can take off), then the exact costs of the
+        features the bounds leave in: a shift that moves far (deleting a strong feature) takes
+        many clipped Newton steps, a pass each, and such a feature is rarely the cheapest."""
+        obj = self.objective
+        k = len(self.support)
+        if k == 0 or not obj.fit_intercept:
+            return super().cheapest_deletion()
+        n, w = obj.n_samples, self._w
+        held_sum, zt, q_sum, qq_sum = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
+        safe = np.ones(k, dtype=bool)
+        for A, eta, t, _ in obj.read(self.support, [], w, self._b):
+            z = -(A * w[None, :])
+            p = expit(eta)[:, None]
+            pem = p * np.expm1(np.minimum(z, 700.0))
+            inner = 1.0 + pem
+            safe &= np.all(inner > 1e-6, axis=0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                held_sum += np.log1p(pem).sum(axis=0)
+                q = (p + pem) / inner
+            zt += t @ z
+            q_sum += q.sum(axis=0)
+            qq_sum += (q * (1.0 - q)).sum(axis=0)
+        if not safe.any():
+            return super().cheapest_deletion()
+        held = held_sum / n - zt / n - 0.5 * obj.lam * w**2
+        g, h = q_sum / n - obj.t_mean, qq_sum / n
+        lower = np.where(safe, held - self_concordant_decrease(g, h), -np.inf)
+        top = float(held[safe].min())
+        slack = _BOUND_SLACK * (abs(top) + abs(self.value))
+        pos = np.flatnonzero(lower <= top + slack)
+        # Near the log-loss's saturation the held sums are not to be trusted: a fresh pass.
+        at_zero = (q_sum[pos], qq_sum[pos], held_sum[pos] - zt[pos]) if safe[pos].all() else None
+        exact = self._deletion_costs_at(pos, at_zero)
+        i = int(np.argmin(exact))  # pos is sorted: ties go to the lowest position
+        return int(pos[i]), float(exact[i])
 
 
 def _stepped(
