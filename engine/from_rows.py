@@ -38,13 +38,24 @@ class StreamedResult(SelectionResult):
     full_passes : the passes that read every column (the others read the support and a short
         list of candidates)
     rows_read : rows read over all passes
+    n_samples : rows in the table
     classes : the two labels, negative first (the larger in sort order is positive)
     """
 
     passes: int = 0
     full_passes: int = 0
     rows_read: int = 0
+    n_samples: int = 0
     classes: tuple[Any, ...] = ()
+
+    def passes_dict(self) -> dict[str, int]:
+        """The reading it took, as the CLI's JSON and the app's result hold it."""
+        return {
+            "passes": self.passes,
+            "full_passes": self.full_passes,
+            "rows_read": self.rows_read,
+            "n_samples": self.n_samples,
+        }
 
 
 def check_rows_config(
@@ -132,5 +143,6 @@ def select_from_rows(
         passes=count.passes,
         full_passes=count.full,
         rows_read=count.rows,
+        n_samples=loss.n_samples,
         classes=tuple(np.asarray(loss.classes_).tolist()),
     )
