@@ -37,6 +37,8 @@ def test_a_logistic_run_reads_the_table_in_passes(tmp_path: Path, database_url: 
     with serve(settings) as client:
         ds = wait_pass(client, register(client, path, n_parts=2, name="labels")["id"])
         assert ds["meta"]["reference"]["status"] == "done"
+        form = client.get(f"/datasets/{ds['id']}")  # the run form offers logistic
+        assert form.status_code == 200 and '<option value="logistic"' in form.text
         config = {"algorithm": "foba-obj", "k": 3, "objective": "logistic"}
         config["params"] = {"path_end": "sparsity"}
         big = wait_for(client, submit(client, ds["id"], **config)["id"], timeout=120)

@@ -172,3 +172,31 @@ def test_value_and_gradient_anywhere():
         g_ref, gb_ref = memory.gradient(coef, 0.3)
         np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-14)
         assert gb == pytest.approx(gb_ref, rel=1e-10, abs=1e-14)
+
+
+def test_a_poll_stops_the_run_inside_a_pass(monkeypatch):
+    """A callback with ``poll`` is asked before every chunk: a stop needs no full pass, and
+    the support reached so far is refitted (more passes, no more polls)."""
+    monkeypatch.setattr("engine.trace.POLL_SECONDS", 0.0)  # ask at every chunk, not by time
+    problem = liu2014_logistic(4, n=120, d=15, s=3)
+
+    class StopAfterAdd:
+        def __init__(self) -> None:
+            self.added = 0
+            self.polls_after = 0
+
+        def __call__(self, event):
+            self.added += event.kind == "add"
+
+        def poll(self):
+            if self.added >= 1:
+                self.polls_after += 1
+                return False
+            return True
+
+    callback = StopAfterAdd()
+    rows = ArrayRows(problem.X, problem.y, chunk_rows=10)
+    got = select_from_rows(rows, algorithm="foba-gdt", k=4, recorder=callback)
+    assert got.cancelled and len(got.support) == 1
+    assert callback.polls_after == 1  # stopped at the first chunk it was asked about
+    assert got.trace[-1].kind == "stop"
