@@ -78,6 +78,18 @@ def test_a_logistic_run_reads_the_table_in_passes(tmp_path: Path, database_url: 
         assert f"{passes['passes']} times by one worker" in page.text
         assert f"{passes['rows_read']} rows read" in page.text
 
+        # The run form's estimate: passes x the statistics pass's time (short here).
+        estimate = client.get(
+            f"/api/datasets/{ds['id']}/estimate",
+            params={"algorithm": "omp", "objective": "logistic", "k": 3},
+        )
+        assert estimate.status_code == 200 and estimate.json()["estimate"]["steps"] == 3
+        refused = client.get(
+            f"/api/datasets/{ds['id']}/estimate",
+            params={"algorithm": "lasso", "objective": "logistic", "k": 3},
+        )
+        assert refused.status_code == 422 and "foba-obj, foba-gdt, omp" in refused.text
+
         # Other algorithms, and settings that would price every exchange by a pass: a 422
         # naming the field and what it offers.
         lasso = client.post(

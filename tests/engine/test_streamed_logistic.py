@@ -200,3 +200,30 @@ def test_a_poll_stops_the_run_inside_a_pass(monkeypatch):
     assert got.cancelled and len(got.support) == 1
     assert callback.polls_after == 1  # stopped at the first chunk it was asked about
     assert got.trace[-1].kind == "stop"
+
+
+def test_the_streamed_estimate_counts_passes_and_offers_a_sample():
+    """The cost model's shape (engine.estimate.streamed_estimate), never a timing."""
+    from engine.estimate import LONG_SECONDS, STREAMED_PASSES, streamed_estimate
+
+    def predicted(algorithm, k, per_pass, n=10_000_000, **params):
+        return streamed_estimate(
+            algorithm, n_samples=n, n_features=200, k=k, seconds_per_pass=per_pass, params=params
+        )
+
+    short = predicted("omp", 3, 0.01)
+    assert not short.long and short.seconds == pytest.approx(
+        (1 + 3 * STREAMED_PASSES["omp"]) * 0.01
+    )
+    long = predicted("foba-obj", 10, 20.0, path_end="sparsity")
+    assert long.long and long.seconds == pytest.approx((1 + 10 * STREAMED_PASSES["foba-obj"]) * 20)
+    assert "reads the table about 171 times" in long.sentence
+    (sample,) = long.faster
+    rows = sample.settings["sample_rows"]
+    assert 1000 <= rows < 10_000_000 and rows % 1000 == 0
+    assert sample.seconds <= 20.0 + LONG_SECONDS  # one pass to draw it, a short run on it
+    assert predicted("foba-gdt", 20, 20.0).seconds > predicted("foba-gdt", 10, 20.0).seconds
+    # A table smaller than the smallest sample (1000 rows) has no faster setting.
+    assert predicted("omp", 10, 20.0, n=999).faster == []
+    with pytest.raises(ConfigError, match="foba-obj, foba-gdt, omp"):
+        predicted("lasso", 3, 1.0)
