@@ -179,6 +179,84 @@ def _passes(rule: str | None, family: str, least_squares: bool) -> tuple[float, 
     return 1.0, 0.0
 
 
+# --------------------------------------------------------------------------- streamed rows
+
+# Passes over the table per forward step of logistic regression on streamed rows
+# (``engine.from_rows``), measured with ``path_end="sparsity"`` (bench: Liu et al.'s design,
+# n = 2000, d = 200, k = 10 and 20): omp 7-8 (the gradient and the refit's Newton
+# evaluations), foba-gdt 10-12 (and the deletion check), foba-obj 12-19 (and the exact
+# one-coordinate drops of the short list). Ill-conditioned tables take more: breast cancer
+# (n = 569, d = 30, k = 10) took 10, 31 and 26 a step.
+STREAMED_PASSES = {"omp": 8.0, "foba-gdt": 12.0, "foba-obj": 17.0}
+
+
+def streamed_estimate(
+    algorithm: str,
+    *,
+    n_samples: int,
+    n_features: int,
+    k: int | None,
+    seconds_per_pass: float,
+    params: Mapping[str, Any] | None = None,
+) -> Estimate:
+    """The predicted time of logistic regression on a streamed table (``select_from_rows``):
+    passes x ``seconds_per_pass`` (a measured pass over the table, e.g. its statistics pass's),
+    and, when that is long, a random sample of rows held in memory as the faster setting.
+
+    Every pass is priced as a full one (a pass over a few columns reads less of a Parquet
+    file, but a CSV is parsed whole), so this errs long. Raises ``ConfigError`` as
+    ``engine.from_rows.check_rows_config``.
+    """
+    from .from_rows import check_rows_config  # the engine's own check of such a run
+
+    params = dict(params or {})
+    config = check_rows_config(
+        algorithm, k=k, params=params, n_samples=n_samples, n_features=n_features
+    )
+    steps, _ = _steps(config, n_features)
+    passes = 1.0 + STREAMED_PASSES[config.algorithm.name] * steps
+    seconds = passes * max(seconds_per_pass, 0.0)
+    if seconds <= LONG_SECONDS:
+        return Estimate(seconds, steps, long=False)
+    headline = (
+        f"This run reads the table about {round(passes)} times ({steps} steps of "
+        f"{config.algorithm.name}, a pass taking about {duration(seconds_per_pass)}): about "
+        f"{duration(seconds)}."
+    )
+    sample = _sample_rows(config, params, n_samples, n_features)
+    faster = []
+    if sample is not None:
+        rows, in_memory = sample
+        total = seconds_per_pass + in_memory  # one pass draws the sample
+        if total <= 0.9 * seconds:
+            faster.append(
+                Faster(
+                    {"sample_rows": rows},
+                    total,
+                    f"fit on a random sample of {rows} of the {n_samples} rows held in memory "
+                    "(one pass to draw it, then engine.select): the selection sees a sample, "
+                    "so a weak feature may be missed or a chance one chosen",
+                )
+            )
+    return Estimate(seconds, steps, long=True, faster=faster, headline=headline)
+
+
+def _sample_rows(
+    config: Config, params: dict[str, Any], n: int, d: int
+) -> tuple[int, float] | None:
+    """The largest sample (a multiple of 1000 rows, at least 1000, fewer than n) whose
+    in-memory run is predicted within ``LONG_SECONDS``, and that prediction; None if none."""
+    name = config.algorithm.name
+    checked = _check(name, "logistic", config.k, params, max(n, 2), d)
+    per_row = _seconds(checked, 1_000_000, d)[0] / 1_000_000  # the model is linear in n
+    fixed = _seconds(checked, 0, d)[0]
+    rows = int((LONG_SECONDS - fixed) / per_row) // 1000 * 1000 if per_row > 0 else n
+    rows = min(rows, (n - 1) // 1000 * 1000)
+    if rows < 1000:
+        return None
+    return rows, _seconds(checked, rows, d)[0]
+
+
 # --------------------------------------------------------------------------- what to change
 
 _SPARSITY = (

@@ -309,7 +309,7 @@ class StreamedTable:
     feature_names: list[str]
     X: Any
     task: str = "regression"
-    classes: None = None
+    classes: list[Any] | None = None
     meta: dict[str, Any] = dataclasses.field(default_factory=lambda: {"excluded": {}})
 
 
@@ -317,22 +317,14 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     """``select`` on a table larger than memory: one pass in bounded batches into the
     sufficient statistics (app.ingest.chunked), then the selection from them
     (engine.select_from_statistics); least squares only, the same output."""
-    from app.ingest.chunked import StreamError, scan_table, table_statistics
+    from app.ingest.chunked import StreamError, table_statistics
     from engine.from_statistics import select_from_statistics
 
     _refuse_for_streaming(args, objective)
-    features = _names(args.features)
+    if objective == "logistic":
+        return select_streamed_logistic(args, params)
     try:
-        schema = scan_table(args.csv, args.target, features=features, missing=args.missing)
-        if schema.categories and args.text_columns != "onehot":
-            text = ", ".join(repr(c) for c in schema.categories)
-            if args.text_columns == "error":
-                raise UsageError(
-                    f"{args.csv}: the columns {text} hold text; use --text-columns onehot or "
-                    "drop, or leave them out of --features"
-                )
-            kept = [c for c in schema.features if c not in schema.categories]
-            schema = scan_table(args.csv, args.target, features=kept, missing=args.missing)
+        schema = _streamed_schema(args)
         stats = table_statistics(schema)
         result = select_from_statistics(
             stats,
@@ -366,11 +358,82 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     return 0
 
 
+def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    """``select --objective logistic`` on a streamed table: the algorithm reads the table
+    once per pass (app.ingest.table_rows; engine.select_from_rows); the output says how many
+    passes it took."""
+    from app.ingest.chunked import StreamError
+    from app.ingest.table_rows import TableRows
+    from engine.from_rows import select_from_rows
+
+    try:
+        schema = _streamed_schema(args)
+        result = select_from_rows(
+            TableRows(schema),
+            algorithm=args.algorithm,
+            k=args.k,
+            random_state=args.seed,
+            standardize=args.standardize,
+            **params,
+        )
+    except StreamError as exc:
+        raise UsageError(str(exc)) from None
+    except ConfigError as exc:
+        raise UsageError(_config_message(exc, args)) from None
+    except ValueError as exc:
+        raise UsageError(f"{args.csv}: {exc}") from None
+    table: Any = StreamedTable(
+        target=schema.target,
+        feature_names=schema.feature_names,
+        X=np.broadcast_to(np.float64(0), (result.n_samples, schema.n_features)),
+        task="classification",
+        classes=list(result.classes),
+    )
+    print(
+        f"{PROG} select: note: streamed {result.n_samples} rows {result.passes} times "
+        f"({result.full_passes} passes over every column, the others over the selected "
+        f"features and a few candidates; {result.rows_read} rows read); the swap certificate "
+        "and the exact optimum need the rows and are skipped",
+        file=sys.stderr,
+    )
+    if args.json:
+        out = _as_json(args, table, result, None)
+        print(json.dumps({**out, "streamed": True, "passes": result.passes_dict()}, indent=2))
+    else:
+        print(_as_text(args, table, result, None))
+    return 0
+
+
+def _streamed_schema(args: argparse.Namespace) -> Any:
+    """The schema of a streamed table, text columns as --text-columns says."""
+    from app.ingest.chunked import scan_table
+
+    schema = scan_table(args.csv, args.target, features=_names(args.features), missing=args.missing)
+    if schema.categories and args.text_columns != "onehot":
+        text = ", ".join(repr(c) for c in schema.categories)
+        if args.text_columns == "error":
+            raise UsageError(
+                f"{args.csv}: the columns {text} hold text; use --text-columns onehot or "
+                "drop, or leave them out of --features"
+            )
+        kept = [c for c in schema.features if c not in schema.categories]
+        schema = scan_table(args.csv, args.target, features=kept, missing=args.missing)
+    return schema
+
+
 def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
-    if objective != "least_squares":
+    from engine.from_rows import STREAMED_ALGORITHMS
+
+    if objective not in ("least_squares", "logistic"):
         raise UsageError(
-            f"--objective {objective}: a streamed table gives least squares' sufficient "
-            "statistics only; other objectives on tables larger than memory are a later step"
+            f"--objective {objective}: a streamed table offers least squares (from sufficient "
+            "statistics) and logistic (passes over the rows); other objectives on tables "
+            "larger than memory are a later step"
+        )
+    if objective == "logistic" and args.algorithm not in STREAMED_ALGORITHMS:
+        raise UsageError(
+            f"--algorithm {args.algorithm}: logistic regression on a streamed table runs "
+            f"{', '.join(STREAMED_ALGORITHMS)} (one pass over every column per forward step)"
         )
     if args.cv:
         raise UsageError("--cv needs the rows: choose --k for a streamed table (a later step)")

@@ -61,6 +61,10 @@ SLOW: dict[str, set[str]] = {
         "test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row",  # 6-7 s
         "test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks",  # pass, 3 folds, run
     },
+    "app/test_reference_logistic.py": {
+        "test_a_logistic_run_reads_the_table_in_passes",  # 8-9 s per database: pass, 2 runs
+        "test_a_target_of_more_than_two_values_fails_the_run_saying_so",  # 7 s: pass and run
+    },
     "app/test_reference_tables_distributed.py": {
         "test_the_ranges_spread_over_two_distributed_workers",  # worker processes, a queue
     },

@@ -76,7 +76,8 @@ def test_the_text_output_says_the_table_was_streamed(tables, capsys) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--objective", "logistic"], "later step"),
+        (["--objective", "logistic", "--algorithm", "lasso"], "foba-obj, foba-gdt, omp"),
+        (["--objective", "smoothed_hinge"], "later step"),
         (["--cv"], "--cv needs the rows"),
         (["--missing", "impute"], "--missing impute"),
         (["--algorithm", "lasso"], "least squares from sufficient"),

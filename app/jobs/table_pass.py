@@ -33,11 +33,13 @@ from sqlmodel import Session, col, select
 
 from app.db.transient import retry
 from app.ingest.chunked import TablePart, TableSchema, iter_batches
+from app.ingest.table_rows import TableRows
 from app.jobs import judging
 from app.jobs.run_errors import describe
 from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
 from app.storage import ArrayStore
 from engine import SelectionResult
+from engine.from_rows import StreamedResult, select_from_rows
 from engine.from_statistics import certify_from_statistics, heldout_mse, select_from_statistics
 from engine.judge import settings_of
 from engine.statistics import (
@@ -56,7 +58,10 @@ NEEDS_ROWS = (
     "a table registered by reference keeps only the sufficient statistics of least squares, "
     "not its rows"
 )
-LATER = "logistic regression and the other objectives on such tables are a later step"
+LATER = (
+    "logistic regression reads the rows again (foba-obj, foba-gdt or omp); the other "
+    "objectives on such tables are a later step"
+)
 
 Recorder = Callable[[Event], Any]
 
@@ -240,6 +245,8 @@ def select_from_table(
     """A run on a table registered by reference: the selection from its merged statistics,
     and the fit on all its rows measured from them. Returns the summary and whether the
     recorder stopped it early."""
+    if run.objective == LOGISTIC:
+        return logistic_from_table(run, dataset, recorder)
     stats = load_statistics(store, dataset)
     result = select_from_statistics(
         stats,
@@ -280,6 +287,68 @@ def select_from_table(
         judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
     )
     return summary, result.cancelled
+
+
+def logistic_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple[RunResult, bool]:
+    """A logistic run on a table registered by reference: the algorithm reads the file in
+    bounded batches once per pass (``engine.select_from_rows`` on ``TableRows``), in this one
+    worker (the passes follow each other: each needs the model the one before fitted), then
+    one more pass measures the fit. The recorder (``run_job``'s writer) is asked between
+    batches, so a cancel stops it within a batch. The result says how many passes it took."""
+    rows = TableRows(Reference.of(dataset).schema, batch_rows=BATCH_ROWS)
+    result = select_from_rows(
+        rows,
+        algorithm=run.algorithm,
+        k=run.k,
+        recorder=recorder,
+        random_state=run.seed,
+        record_candidates=run.record_candidates,
+        standardize=run.standardize,
+        **run.params,
+    )
+    coef, intercept = result.coef, float(result.intercept)
+    train = None if result.cancelled else _logistic_fit(rows, result)
+    skipped = {"skipped": f"it needs the rows in memory: {LOGISTIC_JUDGING}"}
+    settings = settings_of(result)
+    summary = RunResult(
+        support=[
+            SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
+            for j in result.support
+        ],
+        intercept=intercept,
+        objective=_finite(result.objective),
+        n_steps=result.n_steps,
+        stop_reason=result.stop_reason,
+        engine_seconds=result.elapsed,
+        train=train or FitMetrics(n_samples=result.n_samples),
+        test=None,
+        recovery=None,
+        certificate=skipped if run.certify else None,
+        exact=skipped if run.exact else None,
+        judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
+        passes={**result.passes_dict(), "fit_passes": 0 if train is None else 1},
+    )
+    return summary, result.cancelled
+
+
+LOGISTIC = "logistic"
+LOGISTIC_JUDGING = "a table registered by reference is read in passes, not held"
+
+
+def _logistic_fit(rows: TableRows, result: StreamedResult) -> FitMetrics:
+    """Accuracy and mean log-loss on every row (as ``evaluation.fit_metrics``), from one pass
+    over the selected columns (the labels: the larger value is the positive class)."""
+    support = [int(j) for j in result.support]
+    coef = result.coef[support]
+    positive = result.classes[1]
+    n, loss, right = 0, 0.0, 0
+    for X, y in rows.chunks(support):
+        t = (y == positive).astype(np.float64)
+        eta = X @ coef + result.intercept
+        loss += float((np.logaddexp(0.0, eta) - t * eta).sum())
+        right += int(((eta > 0) == (t > 0)).sum())
+        n += len(t)
+    return FitMetrics(n_samples=n, accuracy=right / n, log_loss=_finite(loss / n))
 
 
 def _certificate(

@@ -410,3 +410,9 @@ class RunResult(SQLModel):
         description="The exact best support of the answer's size and the gap to it "
         "(engine.exact_best(...).to_dict()), or {'skipped': reason}.",
     )
+    passes: dict[str, int] | None = Field(
+        default=None,
+        description="How a run on a table registered by reference read it (logistic): passes, "
+        "full_passes (over every column), rows_read, n_samples and fit_passes (the fit "
+        "measured after); None for the other runs.",
+    )

@@ -13,9 +13,10 @@ from typing import Any
 
 import engine
 from app.errors import InvalidInput
+from app.jobs import table_pass
 from app.models.dataset import Dataset
 from app.services import catalog
-from engine.estimate import Estimate, estimate
+from engine.estimate import Estimate, estimate, streamed_estimate
 
 _PREFIX = "params."
 _NOT_PARAMS = {"algorithm", "objective", "k"}
@@ -39,6 +40,15 @@ def for_dataset(
     objective = objective or catalog.default_objective(dataset)
     params = parse_params(algorithm, objective, query, strict=strict)
     try:
+        if objective == table_pass.LOGISTIC and table_pass.is_reference(dataset):
+            return streamed_estimate(
+                algorithm,
+                n_samples=max(dataset.n_samples, 2),
+                n_features=dataset.n_features,
+                k=k,
+                seconds_per_pass=pass_seconds(dataset),
+                params=params,
+            )
         return estimate(
             algorithm,
             objective,
@@ -101,3 +111,13 @@ def _typed(kind: str, raw: str, key: str) -> Any:
             return False
         raise InvalidInput(f"{key} must be true or false, got {raw!r}", loc=("query", key))
     return raw
+
+
+def pass_seconds(dataset: Dataset) -> float:
+    """About how long one worker takes to read a table registered by reference: its
+    statistics pass's span times the workers that shared it (0 before the pass is done)."""
+    ref = dataset.meta.get("reference") or {}
+    span = ref.get("seconds")
+    if not span:
+        return 0.0
+    return float(span) * max(int(ref.get("workers", 1)), 1)

@@ -340,3 +340,20 @@ def statistics_line(dataset: Dataset) -> str | None:
     if retried:
         line += f"; {retried} range attempt{'s' * (retried != 1)} rerun after a worker died"
     return line
+
+
+def passes_line(dataset: Dataset, passes: dict[str, int] | None) -> str | None:
+    """How a logistic run read a table registered by reference, in words (None for the
+    other runs)."""
+    if not passes or not table_pass.is_reference(dataset):
+        return None
+    n, total, full = passes["n_samples"], passes["passes"], passes["full_passes"]
+    line = (
+        f"read {display_path(dataset)} {total} times by one worker (the passes follow each "
+        f"other: each needs the model the one before fitted): {full} pass"
+        f"{'es' * (full != 1)} over every column, the others over the selected features and a "
+        f"few candidates; {passes['rows_read']} rows read in all, {n} rows a pass"
+    )
+    if passes.get("fit_passes"):
+        line += "; one more pass measured the fit"
+    return line

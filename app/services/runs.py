@@ -42,6 +42,7 @@ from app.models import (
 from app.services import catalog, idempotency, reference_tables
 from app.services.updates import refresh_or_gone
 from app.storage import ArrayStore
+from engine.from_rows import check_rows_config
 from engine.from_statistics import check_statistics_config
 from engine.trace import Event
 
@@ -96,7 +97,10 @@ def validate_config(
 
 def _statistics_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[str, Any]:
     """``validate_config`` for a table registered by reference: least squares from its
-    sufficient statistics (``engine.select_from_statistics``) is all it offers."""
+    sufficient statistics (``engine.select_from_statistics``), or logistic regression by
+    passes over its rows (``engine.select_from_rows``, the algorithms it offers)."""
+    if config.objective == table_pass.LOGISTIC:
+        return _rows_config(config, dataset, loc)
     if config.objective != "least_squares":
         raise InvalidInput(
             f"objective {config.objective!r} needs the rows, and {table_pass.NEEDS_ROWS}; use "
@@ -115,6 +119,21 @@ def _statistics_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[st
     except engine.ConfigError as exc:
         field = "algorithm" if exc.field == "groups" else exc.field
         raise InvalidInput(str(exc), loc=(*loc, field)) from None
+    return checked.params
+
+
+def _rows_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[str, Any]:
+    """Logistic on a table registered by reference: the streamed algorithms only."""
+    try:
+        checked = check_rows_config(
+            config.algorithm,
+            k=config.k,
+            params=config.params,
+            n_samples=dataset.n_samples or None,  # known once the statistics pass is done
+            n_features=dataset.n_features,
+        )
+    except engine.ConfigError as exc:
+        raise InvalidInput(str(exc), loc=(*loc, exc.field)) from None
     return checked.params
 
 

@@ -179,7 +179,7 @@ def pass_statistics(tmp_path: Path, path: Path, root: Path, workers: int) -> byt
             assert refused.status_code == 422 and "test split" in refused.text
             refused = client.post(
                 "/api/runs",
-                json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "logistic"},
+                json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "smoothed_hinge"},
             )
             assert refused.status_code == 422 and "later step" in refused.text
             refused = client.post(

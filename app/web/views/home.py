@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 
 import engine
 from app.errors import InvalidInput, NotFound
+from app.jobs import table_pass
 from app.models import Comparison, Dataset, RunConfig, SplitOptions, Task
 from app.services import catalog, estimates
 from app.services import datasets as dataset_service
@@ -21,11 +22,15 @@ from engine.estimate import duration
 
 
 def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
-    """Objectives usable on the data set (a classification objective needs binary labels)."""
+    """Objectives usable on the data set (a classification objective needs binary labels; a
+    table registered by reference offers logistic too, its two labels checked as it is read)."""
+    streamed = table_pass.is_reference(dataset)
     return [
         spec.to_dict()
         for spec in catalog.OBJECTIVES.values()
-        if spec.task != Task.classification or dataset.task == Task.classification
+        if spec.task != Task.classification
+        or dataset.task == Task.classification
+        or (streamed and spec.name == table_pass.LOGISTIC)
     ]
 
 

@@ -49,7 +49,11 @@ def run_page(session: Session, run_id: int) -> dict[str, Any]:
         "standardize": run.standardize,
         "spec": spec.to_dict() if spec else None,
         "result": result,
-        "statistics_line": reference_tables.statistics_line(dataset),
+        # A logistic run read the rows in passes: that, not the statistics, is what it used.
+        "statistics_line": None
+        if result is not None and result.passes
+        else reference_tables.statistics_line(dataset),
+        "passes_line": reference_tables.passes_line(dataset, result.passes if result else None),
         "live": live,
         "run_seconds": (run.finished_at - run.started_at).total_seconds()
         if run.finished_at and run.started_at
