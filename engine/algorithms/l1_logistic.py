@@ -163,6 +163,11 @@ class L1Logistic:
             while step > 1e-12:
                 w_new = w + step * dw
                 b_new = self.b + (step * d[k] if self.fit_b else 0.0)
+                if b_new == self.b and np.array_equal(w_new, w):
+                    # The step is below the rounding of the point: it would be accepted (the
+                    # objective cannot change) and repeated until max_iter. W is as solved as
+                    # doubles can tell (seen: |dF/dw| stuck at 7e-9 alpha on one CPU).
+                    return False
                 eta_new = w_new @ A + b_new if k else np.full(self.n, b_new)
                 # Inside the orthant F is the smooth model with the signs s.
                 f_new = self._smooth_value(eta_new) + alpha * float(s @ w_new)
