@@ -29,7 +29,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -90,12 +90,24 @@ class Event:
     candidates: Candidates | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["candidates"] = self.candidates.to_dict() if self.candidates is not None else None
-        for key in ("objective", "gain", "score", "threshold"):
-            d[key] = _json_float(d[key])
-        d["info"] = {k: _json_float(v) for k, v in self.info.items()}
-        return d
+        # Field by field, in field order, rather than dataclasses.asdict: asdict deep-copies
+        # every field, and the app's workers encode each event as it happens (it was 0.15 ms
+        # an event, the larger part of the trace writer's cost at 600 events).
+        return {
+            "step": self.step,
+            "kind": self.kind,
+            "objective": _json_float(self.objective),
+            "support_size": self.support_size,
+            "feature": self.feature,
+            "feature_out": self.feature_out,
+            "gain": _json_float(self.gain),
+            "score": _json_float(self.score),
+            "threshold": _json_float(self.threshold),
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "info": {k: _json_float(v) for k, v in self.info.items()},
+            "candidates": self.candidates.to_dict() if self.candidates is not None else None,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Event:

@@ -3,6 +3,7 @@ candidate scores of the teaching mode against independently computed scores."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -120,6 +121,39 @@ def test_json_keeps_non_finite_numbers_and_is_strict_json():
     assert back[1].candidates == Candidates((1, 0), (0.1, math.inf), 2)
     assert back[2] == events[2]
     assert to_json(back) == text
+
+
+def test_to_dict_is_every_field_in_order_with_json_floats():
+    # The reference: dataclasses.asdict (what to_dict was before it was written out field by
+    # field for speed), with the floats made JSON-safe and the candidates as their dict.
+    full = Event(
+        3,
+        "swap",
+        math.nan,
+        2,
+        feature=7,
+        feature_out=4,
+        gain=-math.inf,
+        score=0.5,
+        threshold=1.0,
+        accepted=True,
+        reason="why",
+        info={"polish": 1.0, "x": math.inf},
+        candidates=Candidates((7, 1), (0.5, 0.25), 9),
+    )
+    for event in (full, Event(0, "add", 1.0, 1, feature=2), Event(1, "stop", 0.5, 1)):
+        expected = dataclasses.asdict(event)
+        for key in ("objective", "gain", "score", "threshold"):
+            v = expected[key]
+            expected[key] = v if v is None or math.isfinite(v) else str(v)  # "nan", "-inf"
+        expected["info"] = {
+            k: v if math.isfinite(v) else str(v) for k, v in expected["info"].items()
+        }
+        c = event.candidates
+        expected["candidates"] = c.to_dict() if c is not None else None
+        got = event.to_dict()
+        assert list(got) == [f.name for f in dataclasses.fields(Event)]
+        assert got == expected
 
 
 def test_recorder_numbers_events_and_relays_them():
