@@ -21,6 +21,7 @@ from engine.trace import (
     best_along_path,
     final_support,
     from_json,
+    membership,
     replay,
     to_json,
 )
@@ -154,6 +155,52 @@ def test_to_dict_is_every_field_in_order_with_json_floats():
         got = event.to_dict()
         assert list(got) == [f.name for f in dataclasses.fields(Event)]
         assert got == expected
+
+
+def _membership_by_replay(events):
+    """Reference: each feature's segments read off the support after every event."""
+    order, segments, previous = [], {}, frozenset()
+    for step, now in enumerate(replay(events)):
+        for j in sorted(previous - now):
+            start, _ = segments[j].pop()
+            segments[j].append((start, step))
+        for j in sorted(now - previous):
+            if j not in segments:
+                order.append(j)
+                segments[j] = []
+            segments[j].append((step, None))
+        previous = now
+    return order, segments
+
+
+def test_membership_matches_the_replayed_supports():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        events, support = [], []
+        for step in range(int(rng.integers(1, 40))):
+            out = [j for j in range(8) if j not in support]
+            move = rng.choice(["add", "remove", "swap", "check"])
+            if move == "add" and out:
+                j = int(rng.choice(out))
+                support.append(j)
+                events.append(Event(step, "add", 1.0, len(support), feature=j))
+            elif move == "remove" and support:
+                j = support.pop(int(rng.integers(len(support))))
+                events.append(Event(step, "remove", 1.0, len(support), feature=j))
+            elif move == "swap" and support and out:
+                j_out, j_in = int(rng.choice(support)), int(rng.choice(out))
+                support[support.index(j_out)] = j_in
+                events.append(
+                    Event(step, "swap", 1.0, len(support), feature=j_in, feature_out=j_out)
+                )
+            else:
+                events.append(Event(step, "check", 1.0, len(support), feature=0))
+        member = membership(events)
+        assert (member.order, member.segments) == _membership_by_replay(events)
+    with pytest.raises(KeyError, match="not selected"):
+        membership([Event(0, "remove", 1.0, 0, feature=3)])
+    with pytest.raises(ValueError, match="names no feature"):
+        membership([Event(0, "swap", 1.0, 0, feature=3)])
 
 
 def test_recorder_numbers_events_and_relays_them():
