@@ -1371,9 +1371,10 @@ def _app_report(rows: dict) -> None:
             print(f"- **{verdict}** {name}: {figure}")
             TARGETS.append((name, figure, verdict))
     # The app's own work, free of the scheduler: CPU seconds of the workers against those of
-    # engine.select. At nice 10 the workers get a core only when no nice-0 work (other
-    # processes, the server answering this client's polls) wants it, so the wall times above
-    # also measure the machine's load; this line does not.
+    # engine.select. At nice 10 a worker gets about a tenth of the share of a nice-0 process
+    # on the same core (Linux's weights 110 and 1024: other processes, the server answering
+    # this client's polls), so the wall times above also measure the machine's load; this line
+    # much less.
     fixed = med["small"]["worker_cpu"] - med["small"]["engine_cpu"]
     allowed = APP_RATIO * big["engine_cpu"] + fixed
     verdict = "PASS" if big["worker_cpu"] <= allowed else "MISS"
