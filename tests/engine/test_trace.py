@@ -3,6 +3,7 @@ candidate scores of the teaching mode against independently computed scores."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -20,6 +21,7 @@ from engine.trace import (
     best_along_path,
     final_support,
     from_json,
+    membership,
     replay,
     to_json,
 )
@@ -120,6 +122,85 @@ def test_json_keeps_non_finite_numbers_and_is_strict_json():
     assert back[1].candidates == Candidates((1, 0), (0.1, math.inf), 2)
     assert back[2] == events[2]
     assert to_json(back) == text
+
+
+def test_to_dict_is_every_field_in_order_with_json_floats():
+    # The reference: dataclasses.asdict (what to_dict was before it was written out field by
+    # field for speed), with the floats made JSON-safe and the candidates as their dict.
+    full = Event(
+        3,
+        "swap",
+        math.nan,
+        2,
+        feature=7,
+        feature_out=4,
+        gain=-math.inf,
+        score=0.5,
+        threshold=1.0,
+        accepted=True,
+        reason="why",
+        info={"polish": 1.0, "x": math.inf},
+        candidates=Candidates((7, 1), (0.5, 0.25), 9),
+    )
+    for event in (full, Event(0, "add", 1.0, 1, feature=2), Event(1, "stop", 0.5, 1)):
+        expected = dataclasses.asdict(event)
+        for key in ("objective", "gain", "score", "threshold"):
+            v = expected[key]
+            expected[key] = v if v is None or math.isfinite(v) else str(v)  # "nan", "-inf"
+        expected["info"] = {
+            k: v if math.isfinite(v) else str(v) for k, v in expected["info"].items()
+        }
+        c = event.candidates
+        expected["candidates"] = c.to_dict() if c is not None else None
+        got = event.to_dict()
+        assert list(got) == [f.name for f in dataclasses.fields(Event)]
+        assert got == expected
+
+
+def _membership_by_replay(events):
+    """Reference: each feature's segments read off the support after every event."""
+    order, segments, previous = [], {}, frozenset()
+    for step, now in enumerate(replay(events)):
+        for j in sorted(previous - now):
+            start, _ = segments[j].pop()
+            segments[j].append((start, step))
+        for j in sorted(now - previous):
+            if j not in segments:
+                order.append(j)
+                segments[j] = []
+            segments[j].append((step, None))
+        previous = now
+    return order, segments
+
+
+def test_membership_matches_the_replayed_supports():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        events, support = [], []
+        for step in range(int(rng.integers(1, 40))):
+            out = [j for j in range(8) if j not in support]
+            move = rng.choice(["add", "remove", "swap", "check"])
+            if move == "add" and out:
+                j = int(rng.choice(out))
+                support.append(j)
+                events.append(Event(step, "add", 1.0, len(support), feature=j))
+            elif move == "remove" and support:
+                j = support.pop(int(rng.integers(len(support))))
+                events.append(Event(step, "remove", 1.0, len(support), feature=j))
+            elif move == "swap" and support and out:
+                j_out, j_in = int(rng.choice(support)), int(rng.choice(out))
+                support[support.index(j_out)] = j_in
+                events.append(
+                    Event(step, "swap", 1.0, len(support), feature=j_in, feature_out=j_out)
+                )
+            else:
+                events.append(Event(step, "check", 1.0, len(support), feature=0))
+        member = membership(events)
+        assert (member.order, member.segments) == _membership_by_replay(events)
+    with pytest.raises(KeyError, match="not selected"):
+        membership([Event(0, "remove", 1.0, 0, feature=3)])
+    with pytest.raises(ValueError, match="names no feature"):
+        membership([Event(0, "swap", 1.0, 0, feature=3)])
 
 
 def test_recorder_numbers_events_and_relays_them():
