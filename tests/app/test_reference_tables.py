@@ -399,3 +399,57 @@ def test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks(
             "/api/stability", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
         )
         assert refused.status_code == 422 and "needs the rows" in refused.text
+
+
+def test_the_reader_options_are_the_uploads(tmp_path: Path) -> None:
+    """A ';'-separated Latin-1 CSV with decimal commas and missing cells, registered with the
+    upload's options and missing=impute: its statistics equal the X'X, X'y ... of the same
+    file uploaded with the same options (the data set's stored arrays). Hostile option values
+    get a 422 at the field."""
+    from ingest.ingest_helpers import european_csv
+
+    from app import storage
+
+    root = tmp_path / "volume"
+    root.mkdir()
+    data = european_csv()
+    (root / "eu.csv").write_bytes(data)
+    options = {"delimiter": ";", "decimal": ",", "encoding": "latin-1", "missing": "impute"}
+    with serve(make_settings(tmp_path / "data", reference_dirs=str(root))) as client:
+        ds = register(client, "eu.csv", n_parts=3, categorical_missing="level", **options)
+        run_ranges_here(client, ds["id"], [2, 0, 1])
+        ds = client.get(f"/api/datasets/{ds['id']}").json()
+        assert ds["meta"]["reference"]["status"] == "done", ds["meta"]["reference"]
+        uploaded = upload_ok(
+            client, data, text_columns="onehot", categorical_missing="level", **options
+        )
+        assert ds["feature_names"] == uploaded["feature_names"]
+        assert "région=(missing)" in ds["feature_names"]
+        with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+            upload_row = session.get(Dataset, uploaded["id"])
+            assert upload_row is not None
+            arrays = client.app.state.store.load(upload_row.file)  # type: ignore[attr-defined]
+        expected = SufficientStatistics.from_arrays(storage.unpack_matrix(arrays), arrays["y"])
+        got = stored_statistics(client, ds["id"])
+        assert got.n == expected.n == ds["n_samples"] == 1198
+        np.testing.assert_allclose(got.mean, expected.mean, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(got.xx, expected.xx, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-10, atol=1e-10)
+        assert got.yy == pytest.approx(expected.yy, rel=1e-10)
+
+        for change, field in [
+            ({"delimiter": "::"}, "delimiter"),
+            ({"delimiter": "\n"}, "delimiter"),
+            ({"delimiter": ",", "decimal": ","}, "decimal"),
+            ({"decimal": ";"}, "decimal"),
+            ({"encoding": "utf-16"}, "encoding"),
+            ({"encoding": "base64"}, "encoding"),
+            ({"encoding": "x" * 500}, "encoding"),
+            ({"missing": "mean"}, "missing"),
+            ({"categorical_missing": "mode"}, "categorical_missing"),
+            ({"na_values": "[1, 2]"}, "na_values"),
+        ]:
+            body = {"path": "eu.csv", "target": "y", **options, **change}
+            refused = client.post("/api/datasets/reference", json=body)
+            assert refused.status_code == 422, (change, refused.text)
+            assert refused.json()["detail"][0]["loc"][-1] == field, (change, refused.text)
