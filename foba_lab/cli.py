@@ -270,6 +270,7 @@ def _ask_task(table: Table, objective_given: bool) -> None:
 
 # --------------------------------------------------------------------------- streaming
 STREAM_ABOVE_MB = 1024.0  # a larger CSV is streamed instead of loaded
+PARTS_PER_FOLD = 4  # --cv on a streamed table: row ranges per fold by default
 
 
 def add_stream_options(command: argparse.ArgumentParser) -> None:
@@ -286,6 +287,13 @@ def add_stream_options(command: argparse.ArgumentParser) -> None:
         default=STREAM_ABOVE_MB,
         metavar="MB",
         help="stream a CSV file larger than this (default %(default)g)",
+    )
+    group.add_argument(
+        "--parts",
+        type=int,
+        metavar="N",
+        help="with --cv: the row ranges the streamed table is read in, dealt whole to the "
+        f"folds (default {PARTS_PER_FOLD} per fold; a Parquet range is whole row groups)",
     )
 
 
@@ -317,27 +325,21 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     """``select`` on a table larger than memory: one pass in bounded batches into the
     sufficient statistics (app.ingest.chunked), then the selection from them
     (engine.select_from_statistics); least squares only, the same output."""
-    from app.ingest.chunked import StreamError, scan_table, table_statistics
+    from app.ingest.chunked import StreamError, table_statistics
     from engine.from_statistics import select_from_statistics
 
     _refuse_for_streaming(args, objective)
-    features = _names(args.features)
+    cv = None
     try:
-        schema = scan_table(args.csv, args.target, features=features, missing=args.missing)
-        if schema.categories and args.text_columns != "onehot":
-            text = ", ".join(repr(c) for c in schema.categories)
-            if args.text_columns == "error":
-                raise UsageError(
-                    f"{args.csv}: the columns {text} hold text; use --text-columns onehot or "
-                    "drop, or leave them out of --features"
-                )
-            kept = [c for c in schema.features if c not in schema.categories]
-            schema = scan_table(args.csv, args.target, features=kept, missing=args.missing)
-        stats = table_statistics(schema)
+        schema = scan_streamed(args)
+        if args.cv:
+            stats, cv = cross_validate_streamed(args, schema, params)
+        else:
+            stats = table_statistics(schema)
         result = select_from_statistics(
             stats,
             algorithm=args.algorithm,
-            k=args.k,
+            k=cv["summary"].k_best if cv else args.k,
             groups=schema.groups if schema.categories else None,
             random_state=args.seed,
             standardize=args.standardize,
@@ -360,10 +362,104 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
         file=sys.stderr,
     )
     if args.json:
-        print(json.dumps({**_as_json(args, table, result, None), "streamed": True}, indent=2))
+        print(json.dumps({**_as_json(args, table, result, cv), "streamed": True}, indent=2))
     else:
-        print(_as_text(args, table, result, None))
+        print(_as_text(args, table, result, cv))
     return 0
+
+
+def scan_streamed(args: argparse.Namespace) -> Any:
+    """The streamed table's schema (app.ingest.chunked.scan_table), read with the upload's
+    options as given to this command; text columns one-hot encoded, left out or refused as
+    --text-columns says."""
+    from app.ingest.chunked import StreamError, scan_table
+    from app.ingest.upload import na_values
+
+    words = CommandWords()
+    try:
+        tokens = na_values(args.na_values, words)
+    except InvalidInput as exc:
+        raise UsageError(exc.message) from None
+    options = {
+        "missing": args.missing,
+        "na_values": tokens,
+        "delimiter": args.delimiter,
+        "decimal": args.decimal,
+        "encoding": args.encoding,
+        "categorical_missing": args.categorical_missing,
+        "words": words,
+    }
+    try:
+        schema = scan_table(args.csv, args.target, features=_names(args.features), **options)
+    except StreamError as exc:  # the option at fault named as this command's
+        field = exc.field if exc.field not in (None, "features") else None
+        if field is not None and not str(exc).startswith("--"):
+            raise UsageError(f"{option(field)}: {exc}") from None
+        raise UsageError(str(exc)) from None
+    if schema.categories and args.text_columns != "onehot":
+        text = ", ".join(repr(c) for c in schema.categories)
+        if args.text_columns == "error":
+            raise UsageError(
+                f"{args.csv}: the columns {text} hold text; use --text-columns onehot or "
+                "drop, or leave them out of --features"
+            )
+        kept = [c for c in schema.features if c not in schema.categories]
+        schema = scan_table(args.csv, args.target, features=kept, **options)
+    return schema
+
+
+def cross_validate_streamed(
+    args: argparse.Namespace, schema: Any, params: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """--cv on a streamed table, as the app's CV on a table registered by reference: the
+    table read in --parts row ranges (blocks of rows), the ranges dealt to the folds from
+    --seed (engine.statistics.fold_statistics, shuffled), each fold trained on the other
+    folds' statistics and scored from its own (held-out MSE). Returns the merged statistics
+    (for the final fit at the chosen k) and the CV output of the in-memory --cv."""
+    from app.ingest.chunked import part_statistics, plan_parts
+    from engine.from_statistics import fold_errors_from_statistics
+    from engine.statistics import fold_statistics, merge_all
+
+    n_parts = args.parts if args.parts is not None else PARTS_PER_FOLD * args.folds
+    ranges = plan_parts(schema, n_parts=n_parts)
+    if not 2 <= args.folds <= len(ranges):
+        raise UsageError(
+            f"--folds {args.folds}: a streamed table's folds are whole row ranges, and it was "
+            f"read in {len(ranges)}; give --folds between 2 and {len(ranges)}, or more --parts "
+            "(a Parquet file's ranges are whole row groups)"
+        )
+    d = schema.n_features
+    k_max = args.k_max if args.k_max is not None else min(d, 20)
+    plan = _check(
+        args,
+        lambda: plan_cv(
+            args.algorithm, "least_squares", k_max=k_max, params=params, metric="mse", n_features=d
+        ),
+    )
+    parts = [part_statistics(schema, r) for r in ranges]
+    groups = schema.groups if schema.categories else None
+    folds = []
+    splits = fold_statistics(parts, args.folds, shuffle=True, random_state=args.seed)
+    for i, (train, test) in enumerate(splits):
+        try:
+            folds.append(
+                fold_errors_from_statistics(
+                    train,
+                    test,
+                    algorithm=args.algorithm,
+                    k_max=plan.k_max,
+                    params=params,
+                    standardize=args.standardize,
+                    groups=groups,
+                    random_state=args.seed,
+                )
+            )
+        except ConfigError as exc:
+            raise UsageError(_config_message(exc, args)) from None
+        except ValueError as exc:
+            raise UsageError(f"fold {i + 1}: {exc}") from None
+    summary = summarise(folds, args.rule)
+    return merge_all(parts), {"plan": plan, "summary": summary, "folds": folds}
 
 
 def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
@@ -372,21 +468,17 @@ def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
             f"--objective {objective}: a streamed table gives least squares' sufficient "
             "statistics only; other objectives on tables larger than memory are a later step"
         )
-    if args.cv:
-        raise UsageError("--cv needs the rows: choose --k for a streamed table (a later step)")
+    if args.cv and args.metric not in (None, "mse"):
+        raise UsageError(
+            f"--metric {args.metric}: a streamed table's folds are scored from least squares' "
+            "statistics, by the mean squared error (mse) only"
+        )
     if args.why_not or args.exact:
         raise UsageError(
             "--why-not and --exact need the rows, which a streamed table does not keep"
         )
     if args.target is None:
         raise UsageError("--target: name the column to predict")
-    if args.missing == "impute":
-        raise UsageError("--missing impute needs the column means first: use error or drop")
-    if (args.delimiter not in (None, ",")) or args.decimal != "." or args.encoding != "utf-8":
-        raise UsageError(
-            "a streamed CSV is read as comma-separated UTF-8 with '.' decimals; convert it, "
-            "or give it to the loader (without --stream)"
-        )
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -428,6 +520,8 @@ def run_select(args: argparse.Namespace) -> int:
         raise UsageError("--k and --cv exclude each other: --cv chooses k (up to --k-max)")
     if not args.cv and (args.k_max is not None):
         raise UsageError("--k-max is for --cv")
+    if not args.cv and args.parts is not None:
+        raise UsageError("--parts is for --cv on a streamed table")
     if streams(args):  # larger than memory: least squares from one streamed pass
         objective = "least_squares" if args.objective is None else _objective(args.objective)
         return select_streamed(args, objective, parse_params(args.param, args.algorithm, objective))
