@@ -271,6 +271,7 @@ def _ask_task(table: Table, objective_given: bool) -> None:
 # --------------------------------------------------------------------------- streaming
 STREAM_ABOVE_MB = 1024.0  # a larger CSV is streamed instead of loaded
 PARTS_PER_FOLD = 4  # --cv on a streamed table: row ranges per fold by default
+STABILITY_PARTS = 20  # stability on a streamed table: row ranges, halved in each pair
 
 
 def add_stream_options(command: argparse.ArgumentParser) -> None:
@@ -292,8 +293,9 @@ def add_stream_options(command: argparse.ArgumentParser) -> None:
         "--parts",
         type=int,
         metavar="N",
-        help="with --cv: the row ranges the streamed table is read in, dealt whole to the "
-        f"folds (default {PARTS_PER_FOLD} per fold; a Parquet range is whole row groups)",
+        help="select --cv and stability: the row ranges a streamed table is read in, dealt "
+        f"whole to the folds or half samples (default {PARTS_PER_FOLD} per fold, "
+        f"{STABILITY_PARTS} for stability; a Parquet range is whole row groups)",
     )
 
 
@@ -826,8 +828,13 @@ def add_stability_command(commands: Any) -> None:
         "the expected number of false selections. With --compare, other algorithms run on "
         "the same half samples and are compared by stability.",
     )
-    stab.add_argument("csv", help="the CSV file: a header row, then one row per sample")
+    stab.add_argument(
+        "csv",
+        help="the CSV file: a header row, then one row per sample (or a Parquet file, or a "
+        "directory of CSV or Parquet files, read with --stream)",
+    )
     add_table_options(stab)
+    add_stream_options(stab)
     stab.add_argument("--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s")
     stab.add_argument("--objective", help="as for select (default: the target decides)")
     stab.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
@@ -854,6 +861,10 @@ def run_stability(args: argparse.Namespace) -> int:
     from engine.stability import StabilityResult, compare, plan_stability, run_subsamples
     from engine.stability import summarise as merge
 
+    if streams(args):  # larger than memory: halves of row ranges, from their statistics
+        return stability_streamed(args)
+    if args.parts is not None:
+        raise UsageError("--parts is for a streamed table (--stream)")
     table, objective = _table_and_objective(args)
     task = engine.OBJECTIVES[objective].task
     params = parse_params(args.param, args.algorithm, objective)
@@ -917,6 +928,95 @@ def run_stability(args: argparse.Namespace) -> int:
         print(_stability_csv(results, table.feature_names), end="")
     else:
         print(_stability_text(args, results, comparison, table.feature_names))
+    return 0
+
+
+def stability_streamed(args: argparse.Namespace) -> int:
+    """``stability`` on a table larger than memory, as the app runs a stability study on a
+    table registered by reference: the table read in --parts row ranges, each half sample
+    half of the ranges (complementary pairs dealt from --seed, engine.statistics.block_pairs),
+    least squares run from the merged statistics of its ranges
+    (engine.subsample_supports_from_statistics). The output is the loaded table's."""
+    from app.ingest.chunked import StreamError, part_statistics, plan_parts
+    from engine.from_statistics import subsample_supports_from_statistics
+    from engine.stability import StabilityResult, compare, plan_stability
+    from engine.stability import summarise as merge
+    from engine.statistics import block_pairs, merge_all
+
+    if args.objective not in (None, "least_squares"):
+        raise UsageError(
+            f"--objective {args.objective}: a streamed table gives least squares' sufficient "
+            "statistics only"
+        )
+    if args.target is None:
+        raise UsageError("--target: name the column to predict")
+    if not 0.5 < args.threshold <= 1:
+        raise UsageError(f"--threshold must be in (0.5, 1], got {args.threshold}")
+    if args.max_false is not None and args.max_false <= 0:
+        raise UsageError(f"--max-false must be positive, got {args.max_false}")
+    peers = [a.strip() for item in args.compare for a in item.split(",") if a.strip()]
+    params = parse_params(args.param, args.algorithm, "least_squares")
+    methods = {args.algorithm: params, **{a: {} for a in peers}}
+    if len(methods) < 1 + len(peers):
+        raise UsageError("--compare: an algorithm is named twice")
+    try:
+        schema = scan_streamed(args)
+        ranges = plan_parts(schema, n_parts=args.parts or STABILITY_PARTS)
+        if len(ranges) < 2:
+            raise UsageError(
+                f"--parts: the half samples of a streamed table are halves of its row ranges, "
+                f"and it was read in {len(ranges)}; give --parts 4 or more (a Parquet file "
+                "needs as many row groups)"
+            )
+        parts = [part_statistics(schema, r) for r in ranges]
+        dealt = block_pairs(len(parts), args.pairs, random_state=args.seed)
+        halves = [merge_all([parts[i] for i in held]) for held in dealt]
+    except StreamError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageError(f"--pairs: {exc}") from None
+    n, d = sum(p.n for p in parts), schema.n_features
+    k_max = args.k_max if args.k_max is not None else min(d, 10)
+    results = {}
+    for name, own in methods.items():
+        try:
+            plan = plan_stability(
+                name,
+                k_max=k_max,
+                n_samples=n,
+                n_features=d,
+                params=own,
+                n_pairs=args.pairs,
+                standardize=args.standardize,
+                random_state=args.seed,
+            )
+            runs = [
+                subsample_supports_from_statistics(half, plan, i) for i, half in enumerate(halves)
+            ]
+        except ConfigError as exc:
+            option = "--compare" if name in peers else OPTION.get(exc.field, "")
+            option = "--k-max" if exc.field == "k" else option
+            raise UsageError(f"{option}: {name}: {exc}" if option else str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"{args.csv}: {exc}") from None
+        summary = merge(runs, plan, threshold=args.threshold, max_false=args.max_false)
+        results[name] = StabilityResult(plan, runs, summary)
+    comparison = compare(results)
+    names = schema.feature_names
+    print(
+        f"{PROG} stability: note: streamed {n} rows in {len(parts)} row ranges; each half "
+        f"sample is half of the ranges ({min(h.n for h in halves)} to "
+        f"{max(h.n for h in halves)} rows)",
+        file=sys.stderr,
+    )
+    if args.format == "json":
+        out = {"file": str(args.csv), "target": schema.target, **comparison.to_dict()}
+        out["feature_names"] = names
+        print(json.dumps({**out, "streamed": True}, indent=2))
+    elif args.format == "csv":
+        print(_stability_csv(results, names), end="")
+    else:
+        print(_stability_text(args, results, comparison, names))
     return 0
 
 

@@ -161,3 +161,45 @@ def test_hostile_reader_options_are_usage_errors(tables, capsys, args, message) 
     csv = tables[1]
     assert main(["select", str(csv), "--target", "y", "--k", "2", "--stream", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_stability_on_a_streamed_table_equals_the_engine_on_its_range_halves(
+    tables, capsys
+) -> None:
+    """stability --stream: each half sample is half of the --parts row ranges (Parquet: row
+    groups of 128 rows), dealt from --seed; the frequencies equal
+    engine.subsample_supports_from_statistics on the same blocks' rows."""
+    from engine.from_statistics import subsample_supports_from_statistics
+    from engine.stability import plan_stability, summarise
+    from engine.statistics import SufficientStatistics, block_pairs
+
+    parquet, _, X, y = tables
+    argv = ["stability", str(parquet), "--target", "y", "--k-max", "3", "--pairs", "3"]
+    assert main([*argv, "--parts", "4", "--seed", "2", "--compare", "omp", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["streamed"] is True and "in 4 row ranges" in captured.err
+    bounds = [0, 128, 256, 384, 500]
+    halves = [
+        np.concatenate([np.arange(bounds[i], bounds[i + 1]) for i in held])
+        for held in block_pairs(4, 3, random_state=2)
+    ]
+    for method in ("foba-obj", "omp"):
+        plan = plan_stability(
+            method, k_max=3, n_samples=500, n_features=7, n_pairs=3, random_state=2
+        )
+        runs = [
+            subsample_supports_from_statistics(
+                SufficientStatistics.from_arrays(X[r], y[r]), plan, i
+            )
+            for i, r in enumerate(halves)
+        ]
+        expected = summarise(runs, plan, threshold=0.6)
+        got = out["summaries"][method]
+        np.testing.assert_array_equal(got["frequency"], expected.frequency)
+        assert got["stable"] == [list(s) for s in expected.stable]
+    # What needs the rows, or another objective, is refused.
+    assert main([*argv, "--objective", "logistic"]) == 2
+    assert "least squares' sufficient statistics only" in capsys.readouterr().err
+    assert main(["stability", str(tables[1]), "--target", "y", "--parts", "4"]) == 2
+    assert "--parts is for a streamed table" in capsys.readouterr().err
