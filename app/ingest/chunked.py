@@ -368,14 +368,19 @@ def scan_table(
         dialect = _dialect(first, delimiter, decimal, encoding, words)
         columns, data_start = _csv_header(first, dialect["encoding"], dialect["delimiter"])
         with _Slice(first, data_start, os.path.getsize(first)) as raw:
-            reader = pacsv.open_csv(
-                raw,
-                read_options=_read_options(block_bytes, columns, dialect["encoding"]),
-                parse_options=pacsv.ParseOptions(delimiter=dialect["delimiter"]),
-                convert_options=pacsv.ConvertOptions(
-                    null_values=nulls, strings_can_be_null=True, decimal_point=dialect["decimal"]
-                ),
-            )
+            try:
+                reader = pacsv.open_csv(
+                    raw,
+                    read_options=_read_options(block_bytes, columns, dialect["encoding"]),
+                    parse_options=pacsv.ParseOptions(delimiter=dialect["delimiter"]),
+                    convert_options=pacsv.ConvertOptions(
+                        null_values=nulls,
+                        strings_can_be_null=True,
+                        decimal_point=dialect["decimal"],
+                    ),
+                )
+            except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+                raise _unreadable(first, exc) from None
             types = {f.name: f.type for f in reader.schema}
     if target not in columns:
         raise StreamError(
@@ -433,6 +438,7 @@ def _dialect(
         raise StreamError(f"decimal must be '.' or ',', got {decimal!r}", "decimal")
     try:
         codec = text_codec(encoding, words)
+        codec = "utf-8" if codec == "utf-8-sig" else codec  # the header's BOM is skipped anyway
         if _ASCII.encode(codec, errors="replace") != _ASCII.encode("ascii"):
             raise StreamError(
                 f"{words.lead('encoding')}{encoding!r} does not write ASCII as ASCII (UTF-16 and "
@@ -447,6 +453,18 @@ def _dialect(
     except InvalidInput as exc:
         raise StreamError(exc.message, str(exc.loc[-1]) if len(exc.loc) > 1 else None) from None
     return {"delimiter": found, "decimal": decimal, "encoding": codec}
+
+
+def _unreadable(file: str, exc: Exception) -> StreamError:
+    """A CSV the reader cannot split into records or decode, as the options say: the
+    message names the options that decide it."""
+    what = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    field = "encoding" if isinstance(exc, UnicodeDecodeError) or "UTF8" in what else "delimiter"
+    return StreamError(
+        f"{file} cannot be read with the delimiter, decimal mark and encoding given ({what}); "
+        "check the delimiter and the encoding, and that quotes close",
+        field,
+    )
 
 
 def _numeric_type(t: pa.DataType) -> bool:
@@ -562,10 +580,14 @@ def _raw_batches(
             )
             yield from reader
         except pa.ArrowInvalid as exc:
+            if "conversion error" not in str(exc) or "UTF8" in str(exc):  # not a cell's type
+                raise _unreadable(file, exc) from None
             raise StreamError(
                 f"{file}: {exc}. A numeric column holding text further down the file must be "
                 "named in categorical=, or fixed"
             ) from None
+        except UnicodeDecodeError as exc:
+            raise _unreadable(file, exc) from None
 
 
 # --------------------------------------------------------------------------- parts

@@ -20,6 +20,7 @@ from app.ingest.chunked import (
     part_statistics,
     plan_parts,
     scan_table,
+    table_statistics,
 )
 from engine.from_statistics import select_from_statistics
 from engine.statistics import SufficientStatistics, merge_all
@@ -174,3 +175,30 @@ def test_hostile_reader_options_are_refused_naming_the_option(tmp_path, options,
     with pytest.raises(StreamError) as caught:
         scan_table(path, "y", **options)
     assert caught.value.field == field, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "field"),
+    [
+        (b"a,b,y\n1,2,3\n4,5,6\n", {"delimiter": "a"}, "delimiter"),  # records do not split
+        (b"a,b,y\n1,2,3\n4,5,6,7\n", {}, "delimiter"),
+        (b"a,b,y\n1,\x81x,3\n4,5,6\n", {"encoding": "cp1252"}, "encoding"),
+        (b"a,b,y\n1,\xffx,3\n4,5,6\n", {}, "encoding"),
+    ],
+)
+def test_a_file_the_options_cannot_read_is_a_stream_error(tmp_path, content, options, field):
+    """Never an Arrow or codec exception (an API would answer 500): a StreamError naming the
+    option that decides it."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    with pytest.raises(StreamError) as caught:
+        table_statistics(scan_table(path, "y", **options))
+    assert caught.value.field == field, str(caught.value)
+
+
+def test_utf8_with_a_byte_order_mark_is_utf8(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes("\ufeffa;b;y\n1,5;2;3\n4;5;6\n".encode())
+    schema = scan_table(path, "y", encoding="utf-8-sig", delimiter=None, decimal=",")
+    assert schema.columns == ("a", "b", "y") and schema.delimiter == ";"
+    assert table_statistics(schema).mean.tolist() == [2.75, 3.5]
