@@ -407,6 +407,13 @@ def scan_streamed(args: argparse.Namespace) -> Any:
             )
         kept = [c for c in schema.features if c not in schema.categories]
         schema = scan_table(args.csv, args.target, features=kept, **options)
+    for name, n in schema.imputed.items():  # the loaded table's notes (_notes), from the scan
+        level = schema.fill_levels.get(name)
+        print(
+            f"{PROG} {args.command}: note: {n} missing cells of {name!r} imputed"
+            + (f" as level {level!r}" if level is not None else ""),
+            file=sys.stderr,
+        )
     return schema
 
 

@@ -136,7 +136,11 @@ def test_a_european_csv_streams_with_the_loaders_options(tmp_path, capsys) -> No
         "latin-1", "--missing", "impute", "--text-columns", "onehot", "--objective",
         "least_squares",
     ]  # fmt: skip
-    streamed = select_json(capsys, str(path), *options, "--stream")
+    assert main(["select", str(path), *options, "--stream", "--json", "--no-certify"]) == 0
+    out = capsys.readouterr()
+    streamed = json.loads(out.out)
+    assert "2 missing cells of 'a' imputed" in out.err
+    assert "3 missing cells of 'région' imputed as level 'Île'" in out.err
     loaded = select_json(capsys, str(path), *options)
     assert streamed["streamed"] is True and streamed["n_samples"] == loaded["n_samples"] == 1198
     names = [s["feature"] for s in loaded["selected"]]

@@ -106,6 +106,7 @@ class TableSchema:
     categorical_missing: str = "most_frequent"
     fill: dict[str, float] = field(default_factory=dict)  # impute: numeric column -> its mean
     fill_levels: dict[str, str] = field(default_factory=dict)  # impute: text column -> level
+    imputed: dict[str, int] = field(default_factory=dict)  # impute: column -> cells filled
 
     @property
     def nulls(self) -> list[str]:
@@ -153,6 +154,7 @@ class TableSchema:
             "categorical_missing": self.categorical_missing,
             "fill": dict(self.fill),
             "fill_levels": dict(self.fill_levels),
+            "imputed": dict(self.imputed),
         }
 
     @classmethod
@@ -174,6 +176,7 @@ class TableSchema:
             categorical_missing=str(d.get("categorical_missing", "most_frequent")),
             fill={str(k): float(v) for k, v in d.get("fill", {}).items()},
             fill_levels={str(k): str(v) for k, v in d.get("fill_levels", {}).items()},
+            imputed={str(k): int(v) for k, v in d.get("imputed", {}).items()},
         )
 
 
@@ -520,7 +523,9 @@ def _scan_fill(schema: TableSchema, block_bytes: int) -> TableSchema:
             fill_levels[c] = MISSING_LEVEL
         elif levels[c]:
             fill_levels[c] = levels[c][int(np.argmax(counts[c]))]  # ties: the first in order
-    return replace(schema, categories=levels, fill=fill, fill_levels=fill_levels)
+    imputed = {c: int(acc[2]) for c, acc in numeric.items() if acc[2]}
+    imputed.update({c: absent[c] for c in fill_levels})
+    return replace(schema, categories=levels, fill=fill, fill_levels=fill_levels, imputed=imputed)
 
 
 def _codes(col: Any, levels: Sequence[str]) -> np.ndarray:

@@ -294,6 +294,7 @@ def columns(store: ArrayStore, dataset: Dataset) -> list[ColumnSummary]:
     dof = max(stats.n - 1, 1)
     ref = dataset.meta["reference"]
     categories = ref["schema"]["categories"]
+    imputed = ref["schema"].get("imputed", {})  # missing=impute: cells filled, per column
     # A numeric column is its own group; the indicators of a text column share its name.
     groups: list[str] = list(dataset.groups or dataset.feature_names)
     out = [
@@ -301,8 +302,8 @@ def columns(store: ArrayStore, dataset: Dataset) -> list[ColumnSummary]:
             name=name,
             role="feature",
             type="categorical" if group in categories else "numeric",
-            missing=0,
-            imputed=0,
+            missing=int(imputed.get(name, 0)),
+            imputed=int(imputed.get(name, 0)),
             id_like=False,
             source=group if group in categories else None,
             mean=float(stats.mean[j]),

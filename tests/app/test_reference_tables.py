@@ -422,6 +422,11 @@ def test_the_reader_options_are_the_uploads(tmp_path: Path) -> None:
         )
         assert ds["feature_names"] == uploaded["feature_names"]
         assert "région=(missing)" in ds["feature_names"]
+        ours = {c["name"]: c for c in ds["columns"]}
+        theirs = {c["name"]: c for c in uploaded["columns"]}
+        for name in ("a", "b", "c"):
+            assert ours[name]["imputed"] == theirs[name]["imputed"], name
+            assert ours[name]["missing"] == theirs[name]["missing"], name
         with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
             upload_row = session.get(Dataset, uploaded["id"])
             assert upload_row is not None

@@ -145,6 +145,7 @@ def test_a_european_latin1_csv_streamed_with_impute_equals_the_upload(
     expected = SufficientStatistics.from_arrays(uploaded.X, uploaded.y)
     assert schema.feature_names == uploaded.feature_names
     assert set(schema.fill) == {"a", "b"} and set(schema.fill_levels) == {"région"}
+    assert schema.imputed == uploaded.meta["imputed"] == {"a": 2, "b": 3, "région": 3}
     assert streamed.n == expected.n == 1198  # the two rows without a target dropped
     np.testing.assert_allclose(streamed.mean, expected.mean, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(streamed.xx, expected.xx, rtol=1e-10, atol=1e-10)
