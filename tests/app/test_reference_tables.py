@@ -519,6 +519,8 @@ def test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves(
         page = client.get(f"/stability/{study['id']}")
         assert page.status_code == 200 and "foba-obj" in page.text
         assert "“why not” answer" not in page.text  # it needs the rows: not offered
+        form = client.get(f"/datasets/{ds['id']}").text  # the data set page offers the study
+        assert 'action="/api/stability"' in form and f"/stability/{study['id']}" in form
         why = client.get(f"/api/stability/{study['id']}/why-not", params={"feature": 0, "k": 2})
         assert why.status_code == 409 and "needs the rows" in why.text
         # What stays refused says what to change.
