@@ -532,3 +532,8 @@ def test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves(
             refused = client.post("/api/stability", json={**body, **change})
             assert refused.status_code == 422, refused.text
             assert words in refused.text and field in str(refused.json()), refused.text
+        # A table read in one range has no halves.
+        single = wait_pass(client, register(client, write_csv(root, X, y), n_parts=1)["id"])
+        refused = client.post("/api/stability", json={**body, "dataset_id": single["id"]})
+        assert refused.status_code == 422 and "n_parts >= 4" in refused.text, refused.text
+        assert refused.json()["detail"][0]["loc"] == ["body", "dataset_id"]
