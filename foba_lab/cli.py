@@ -968,7 +968,9 @@ def stability_streamed(args: argparse.Namespace) -> int:
         raise UsageError("--compare: an algorithm is named twice")
     try:
         schema = scan_streamed(args)
-        ranges = plan_parts(schema, n_parts=args.parts or STABILITY_PARTS)
+        ranges = plan_parts(
+            schema, n_parts=args.parts if args.parts is not None else STABILITY_PARTS
+        )
         if len(ranges) < 2:
             raise UsageError(
                 f"--parts: the half samples of a streamed table are halves of its row ranges, "
