@@ -270,6 +270,8 @@ def _ask_task(table: Table, objective_given: bool) -> None:
 
 # --------------------------------------------------------------------------- streaming
 STREAM_ABOVE_MB = 1024.0  # a larger CSV is streamed instead of loaded
+PARTS_PER_FOLD = 4  # --cv on a streamed table: row ranges per fold by default
+STABILITY_PARTS = 20  # stability on a streamed table: row ranges, halved in each pair
 
 
 def add_stream_options(command: argparse.ArgumentParser) -> None:
@@ -286,6 +288,14 @@ def add_stream_options(command: argparse.ArgumentParser) -> None:
         default=STREAM_ABOVE_MB,
         metavar="MB",
         help="stream a CSV file larger than this (default %(default)g)",
+    )
+    group.add_argument(
+        "--parts",
+        type=int,
+        metavar="N",
+        help="select --cv and stability: the row ranges a streamed table is read in, dealt "
+        f"whole to the folds or half samples (default {PARTS_PER_FOLD} per fold, "
+        f"{STABILITY_PARTS} for stability; a Parquet range is whole row groups)",
     )
 
 
@@ -323,13 +333,17 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     _refuse_for_streaming(args, objective)
     if objective == "logistic":
         return select_streamed_logistic(args, params)
+    cv = None
     try:
-        schema = _streamed_schema(args)
-        stats = table_statistics(schema)
+        schema = scan_streamed(args)
+        if args.cv:
+            stats, cv = cross_validate_streamed(args, schema, params)
+        else:
+            stats = table_statistics(schema)
         result = select_from_statistics(
             stats,
             algorithm=args.algorithm,
-            k=args.k,
+            k=cv["summary"].k_best if cv else args.k,
             groups=schema.groups if schema.categories else None,
             random_state=args.seed,
             standardize=args.standardize,
@@ -352,9 +366,9 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
         file=sys.stderr,
     )
     if args.json:
-        print(json.dumps({**_as_json(args, table, result, None), "streamed": True}, indent=2))
+        print(json.dumps({**_as_json(args, table, result, cv), "streamed": True}, indent=2))
     else:
-        print(_as_text(args, table, result, None))
+        print(_as_text(args, table, result, cv))
     return 0
 
 
@@ -367,7 +381,7 @@ def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -
     from engine.from_rows import select_from_rows
 
     try:
-        schema = _streamed_schema(args)
+        schema = scan_streamed(args)
         result = select_from_rows(
             TableRows(schema),
             algorithm=args.algorithm,
@@ -404,11 +418,34 @@ def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -
     return 0
 
 
-def _streamed_schema(args: argparse.Namespace) -> Any:
-    """The schema of a streamed table, text columns as --text-columns says."""
-    from app.ingest.chunked import scan_table
+def scan_streamed(args: argparse.Namespace) -> Any:
+    """The streamed table's schema (app.ingest.chunked.scan_table), read with the upload's
+    options as given to this command; text columns one-hot encoded, left out or refused as
+    --text-columns says."""
+    from app.ingest.chunked import StreamError, scan_table
+    from app.ingest.upload import na_values
 
-    schema = scan_table(args.csv, args.target, features=_names(args.features), missing=args.missing)
+    words = CommandWords()
+    try:
+        tokens = na_values(args.na_values, words)
+    except InvalidInput as exc:
+        raise UsageError(exc.message) from None
+    options = {
+        "missing": args.missing,
+        "na_values": tokens,
+        "delimiter": args.delimiter,
+        "decimal": args.decimal,
+        "encoding": args.encoding,
+        "categorical_missing": args.categorical_missing,
+        "words": words,
+    }
+    try:
+        schema = scan_table(args.csv, args.target, features=_names(args.features), **options)
+    except StreamError as exc:  # the option at fault named as this command's
+        field = exc.field if exc.field not in (None, "features") else None
+        if field is not None and not str(exc).startswith("--"):
+            raise UsageError(f"{option(field)}: {exc}") from None
+        raise UsageError(str(exc)) from None
     if schema.categories and args.text_columns != "onehot":
         text = ", ".join(repr(c) for c in schema.categories)
         if args.text_columns == "error":
@@ -417,8 +454,69 @@ def _streamed_schema(args: argparse.Namespace) -> Any:
                 "drop, or leave them out of --features"
             )
         kept = [c for c in schema.features if c not in schema.categories]
-        schema = scan_table(args.csv, args.target, features=kept, missing=args.missing)
+        schema = scan_table(args.csv, args.target, features=kept, **options)
+    for name, n in schema.imputed.items():  # the loaded table's notes (_notes), from the scan
+        level = schema.fill_levels.get(name)
+        print(
+            f"{PROG} {args.command}: note: {n} missing cells of {name!r} imputed"
+            + (f" as level {level!r}" if level is not None else ""),
+            file=sys.stderr,
+        )
     return schema
+
+
+def cross_validate_streamed(
+    args: argparse.Namespace, schema: Any, params: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """--cv on a streamed table, as the app's CV on a table registered by reference: the
+    table read in --parts row ranges (blocks of rows), the ranges dealt to the folds from
+    --seed (engine.statistics.fold_statistics, shuffled), each fold trained on the other
+    folds' statistics and scored from its own (held-out MSE). Returns the merged statistics
+    (for the final fit at the chosen k) and the CV output of the in-memory --cv."""
+    from app.ingest.chunked import part_statistics, plan_parts
+    from engine.from_statistics import fold_errors_from_statistics
+    from engine.statistics import fold_statistics, merge_all
+
+    n_parts = args.parts if args.parts is not None else PARTS_PER_FOLD * args.folds
+    ranges = plan_parts(schema, n_parts=n_parts)
+    if not 2 <= args.folds <= len(ranges):
+        raise UsageError(
+            f"--folds {args.folds}: a streamed table's folds are whole row ranges, and it was "
+            f"read in {len(ranges)}; give --folds between 2 and {len(ranges)}, or more --parts "
+            "(a Parquet file's ranges are whole row groups)"
+        )
+    d = schema.n_features
+    k_max = args.k_max if args.k_max is not None else min(d, 20)
+    plan = _check(
+        args,
+        lambda: plan_cv(
+            args.algorithm, "least_squares", k_max=k_max, params=params, metric="mse", n_features=d
+        ),
+    )
+    parts = [part_statistics(schema, r) for r in ranges]
+    groups = schema.groups if schema.categories else None
+    folds = []
+    splits = fold_statistics(parts, args.folds, shuffle=True, random_state=args.seed)
+    for i, (train, test) in enumerate(splits):
+        try:
+            folds.append(
+                fold_errors_from_statistics(
+                    train,
+                    test,
+                    algorithm=args.algorithm,
+                    k_max=plan.k_max,
+                    params=params,
+                    standardize=args.standardize,
+                    groups=groups,
+                    random_state=args.seed,
+                )
+            )
+        except ConfigError as exc:
+            raise UsageError(_config_message(exc, args)) from None
+        except ValueError as exc:
+            raise UsageError(f"fold {i + 1}: {exc}") from None
+    summary = summarise(folds, args.rule)
+    return merge_all(parts), {"plan": plan, "summary": summary, "folds": folds}
 
 
 def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
@@ -435,21 +533,22 @@ def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
             f"--algorithm {args.algorithm}: logistic regression on a streamed table runs "
             f"{', '.join(STREAMED_ALGORITHMS)} (one pass over every column per forward step)"
         )
-    if args.cv:
-        raise UsageError("--cv needs the rows: choose --k for a streamed table (a later step)")
+    if args.cv and objective == "logistic":
+        raise UsageError(
+            "--cv on a streamed table is least squares (folds from per-range statistics); "
+            "logistic regression reads the rows once per pass: choose --k"
+        )
+    if args.cv and args.metric not in (None, "mse"):
+        raise UsageError(
+            f"--metric {args.metric}: a streamed table's folds are scored from least squares' "
+            "statistics, by the mean squared error (mse) only"
+        )
     if args.why_not or args.exact:
         raise UsageError(
             "--why-not and --exact need the rows, which a streamed table does not keep"
         )
     if args.target is None:
         raise UsageError("--target: name the column to predict")
-    if args.missing == "impute":
-        raise UsageError("--missing impute needs the column means first: use error or drop")
-    if (args.delimiter not in (None, ",")) or args.decimal != "." or args.encoding != "utf-8":
-        raise UsageError(
-            "a streamed CSV is read as comma-separated UTF-8 with '.' decimals; convert it, "
-            "or give it to the loader (without --stream)"
-        )
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -491,6 +590,8 @@ def run_select(args: argparse.Namespace) -> int:
         raise UsageError("--k and --cv exclude each other: --cv chooses k (up to --k-max)")
     if not args.cv and (args.k_max is not None):
         raise UsageError("--k-max is for --cv")
+    if not args.cv and args.parts is not None:
+        raise UsageError("--parts is for --cv on a streamed table")
     if streams(args):  # larger than memory: least squares from one streamed pass
         objective = "least_squares" if args.objective is None else _objective(args.objective)
         return select_streamed(args, objective, parse_params(args.param, args.algorithm, objective))
@@ -795,8 +896,13 @@ def add_stability_command(commands: Any) -> None:
         "the expected number of false selections. With --compare, other algorithms run on "
         "the same half samples and are compared by stability.",
     )
-    stab.add_argument("csv", help="the CSV file: a header row, then one row per sample")
+    stab.add_argument(
+        "csv",
+        help="the CSV file: a header row, then one row per sample (or a Parquet file, or a "
+        "directory of CSV or Parquet files, read with --stream)",
+    )
     add_table_options(stab)
+    add_stream_options(stab)
     stab.add_argument("--algorithm", default=engine.REGISTRY.default_algorithm, help="%(default)s")
     stab.add_argument("--objective", help="as for select (default: the target decides)")
     stab.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
@@ -823,6 +929,10 @@ def run_stability(args: argparse.Namespace) -> int:
     from engine.stability import StabilityResult, compare, plan_stability, run_subsamples
     from engine.stability import summarise as merge
 
+    if streams(args):  # larger than memory: halves of row ranges, from their statistics
+        return stability_streamed(args)
+    if args.parts is not None:
+        raise UsageError("--parts is for a streamed table (--stream)")
     table, objective = _table_and_objective(args)
     task = engine.OBJECTIVES[objective].task
     params = parse_params(args.param, args.algorithm, objective)
@@ -886,6 +996,97 @@ def run_stability(args: argparse.Namespace) -> int:
         print(_stability_csv(results, table.feature_names), end="")
     else:
         print(_stability_text(args, results, comparison, table.feature_names))
+    return 0
+
+
+def stability_streamed(args: argparse.Namespace) -> int:
+    """``stability`` on a table larger than memory, as the app runs a stability study on a
+    table registered by reference: the table read in --parts row ranges, each half sample
+    half of the ranges (complementary pairs dealt from --seed, engine.statistics.block_pairs),
+    least squares run from the merged statistics of its ranges
+    (engine.subsample_supports_from_statistics). The output is the loaded table's."""
+    from app.ingest.chunked import StreamError, part_statistics, plan_parts
+    from engine.from_statistics import subsample_supports_from_statistics
+    from engine.stability import StabilityResult, compare, plan_stability
+    from engine.stability import summarise as merge
+    from engine.statistics import block_pairs, merge_all
+
+    if args.objective not in (None, "least_squares"):
+        raise UsageError(
+            f"--objective {args.objective}: a streamed table gives least squares' sufficient "
+            "statistics only"
+        )
+    if args.target is None:
+        raise UsageError("--target: name the column to predict")
+    if not 0.5 < args.threshold <= 1:
+        raise UsageError(f"--threshold must be in (0.5, 1], got {args.threshold}")
+    if args.max_false is not None and args.max_false <= 0:
+        raise UsageError(f"--max-false must be positive, got {args.max_false}")
+    peers = [a.strip() for item in args.compare for a in item.split(",") if a.strip()]
+    params = parse_params(args.param, args.algorithm, "least_squares")
+    methods = {args.algorithm: params, **{a: {} for a in peers}}
+    if len(methods) < 1 + len(peers):
+        raise UsageError("--compare: an algorithm is named twice")
+    try:
+        schema = scan_streamed(args)
+        ranges = plan_parts(
+            schema, n_parts=args.parts if args.parts is not None else STABILITY_PARTS
+        )
+        if len(ranges) < 2:
+            raise UsageError(
+                f"--parts: the half samples of a streamed table are halves of its row ranges, "
+                f"and it was read in {len(ranges)}; give --parts 4 or more (a Parquet file "
+                "needs as many row groups)"
+            )
+        parts = [part_statistics(schema, r) for r in ranges]
+        dealt = block_pairs(len(parts), args.pairs, random_state=args.seed)
+        halves = [merge_all([parts[i] for i in held]) for held in dealt]
+    except StreamError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageError(f"--pairs: {exc}") from None
+    n, d = sum(p.n for p in parts), schema.n_features
+    k_max = args.k_max if args.k_max is not None else min(d, 10)
+    results = {}
+    for name, own in methods.items():
+        try:
+            plan = plan_stability(
+                name,
+                k_max=k_max,
+                n_samples=n,
+                n_features=d,
+                params=own,
+                n_pairs=args.pairs,
+                standardize=args.standardize,
+                random_state=args.seed,
+            )
+            runs = [
+                subsample_supports_from_statistics(half, plan, i) for i, half in enumerate(halves)
+            ]
+        except ConfigError as exc:
+            option = "--compare" if name in peers else OPTION.get(exc.field, "")
+            option = "--k-max" if exc.field == "k" else option
+            raise UsageError(f"{option}: {name}: {exc}" if option else str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(f"{args.csv}: {exc}") from None
+        summary = merge(runs, plan, threshold=args.threshold, max_false=args.max_false)
+        results[name] = StabilityResult(plan, runs, summary)
+    comparison = compare(results)
+    names = schema.feature_names
+    print(
+        f"{PROG} stability: note: streamed {n} rows in {len(parts)} row ranges; each half "
+        f"sample is half of the ranges ({min(h.n for h in halves)} to "
+        f"{max(h.n for h in halves)} rows)",
+        file=sys.stderr,
+    )
+    if args.format == "json":
+        out = {"file": str(args.csv), "target": schema.target, **comparison.to_dict()}
+        out["feature_names"] = names
+        print(json.dumps({**out, "streamed": True}, indent=2))
+    elif args.format == "csv":
+        print(_stability_csv(results, names), end="")
+    else:
+        print(_stability_text(args, results, comparison, names))
     return 0
 
 

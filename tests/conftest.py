@@ -60,6 +60,8 @@ SLOW: dict[str, set[str]] = {
         "test_paths_outside_the_reference_dirs_are_refused",  # 4-8 s: two app starts
         "test_a_range_with_a_missing_cell_fails_the_pass_or_drops_the_row",  # 6-7 s
         "test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks",  # pass, 3 folds, run
+        # 11-14 s per database: two workers, the pass, 12 subsamples, the engine's 24 again
+        "test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves",
     },
     "app/test_reference_logistic.py": {
         "test_a_logistic_run_reads_the_table_in_passes",  # 8-9 s per database: pass, 2 runs

@@ -25,7 +25,15 @@ Encoding, as the app's CSV preparation does it: a text column becomes one indica
 is empty or spells a missing value (``na_values``, default ``app.ingest.table.NA_TOKENS``, as the
 upload's option of that name), NaN or infinite is missing. A
 row with a missing feature or target cell is dropped (``missing="drop"``) or refused
-(``missing="error"``, the default), in every part the same way.
+(``missing="error"``, the default), in every part the same way. With ``missing="impute"`` (the
+upload's semantics, ``app.ingest.prepare``) a row missing its target is dropped, a numeric cell
+takes its column's mean and a text cell its column's most frequent level, or a level of its
+own, ``column=(missing)`` (``categorical_missing="level"``). The means and levels are found by
+the scan (:func:`scan_table`) and kept in the schema, so every part imputes the same values.
+
+A CSV's dialect is the upload's too: ``delimiter`` (detected from the first 64 KiB when not
+given, by the upload's sniffer), ``decimal`` ('.' or ','), ``encoding`` (any text codec that
+writes ASCII as ASCII: the ranges are cut at newline bytes, so not UTF-16 or UTF-32).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import io
 import itertools
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +53,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from app.errors import InvalidInput
+from app.ingest.prepare import MISSING_LEVEL
+from app.ingest.stream import SNIFF_CHARS, sniff, text_codec
 from app.ingest.table import na_spellings, na_tokens
+from app.ingest.words import Words
 from engine.statistics import StatisticsAccumulator, SufficientStatistics
 
 __all__ = [
@@ -59,12 +71,20 @@ __all__ = [
     "table_statistics",
 ]
 
-MISSING_POLICIES = ("error", "drop")
+MISSING_POLICIES = ("error", "drop", "impute")
+CATEGORICAL_MISSING = ("most_frequent", "level")
+DECIMALS = (".", ",")
+_ASCII = '\r\n\t ,;|:."0123456789+-eE'  # what a range cut and the parser rely on
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 class StreamError(ValueError):
-    """The table cannot be read as asked; the message names the file and what to fix."""
+    """The table cannot be read as asked; the message names the file and what to fix, and
+    ``field`` the option at fault when one is (an API answers 422 at that field)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,13 @@ class TableSchema:
     features: tuple[str, ...] = ()  # the feature columns (numeric and text), in file order
     missing: str = "error"
     na_values: tuple[str, ...] | None = None  # tokens meaning missing; None: the default set
+    delimiter: str = ","  # CSV only, as the dialect options below
+    decimal: str = "."
+    encoding: str = "utf-8"  # a codec's canonical name
+    categorical_missing: str = "most_frequent"
+    fill: dict[str, float] = field(default_factory=dict)  # impute: numeric column -> its mean
+    fill_levels: dict[str, str] = field(default_factory=dict)  # impute: text column -> level
+    imputed: dict[str, int] = field(default_factory=dict)  # impute: column -> cells filled
 
     @property
     def nulls(self) -> list[str]:
@@ -121,6 +148,13 @@ class TableSchema:
             "features": list(self.features),
             "missing": self.missing,
             "na_values": None if self.na_values is None else list(self.na_values),
+            "delimiter": self.delimiter,
+            "decimal": self.decimal,
+            "encoding": self.encoding,
+            "categorical_missing": self.categorical_missing,
+            "fill": dict(self.fill),
+            "fill_levels": dict(self.fill_levels),
+            "imputed": dict(self.imputed),
         }
 
     @classmethod
@@ -135,6 +169,14 @@ class TableSchema:
             features=tuple(d["features"]),
             missing=str(d["missing"]),
             na_values=None if d.get("na_values") is None else tuple(d["na_values"]),
+            # Absent in schemas stored before these options: the reader's old fixed dialect.
+            delimiter=str(d.get("delimiter", ",")),
+            decimal=str(d.get("decimal", ".")),
+            encoding=str(d.get("encoding", "utf-8")),
+            categorical_missing=str(d.get("categorical_missing", "most_frequent")),
+            fill={str(k): float(v) for k, v in d.get("fill", {}).items()},
+            fill_levels={str(k): str(v) for k, v in d.get("fill_levels", {}).items()},
+            imputed={str(k): int(v) for k, v in d.get("imputed", {}).items()},
         )
 
 
@@ -168,20 +210,35 @@ def _files(path: str | os.PathLike[str]) -> tuple[list[str], str]:
     return found, kinds.pop()
 
 
-def _csv_header(file: str) -> tuple[list[str], int]:
+def _csv_header(file: str, encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], int]:
     """The column names and the byte offset where the data starts."""
     with open(file, "rb") as handle:
         line = handle.readline()
         if not line.strip():
             raise StreamError(f"{file} is empty: expected a header row of column names")
-        cells = next(csv.reader([line.decode("utf-8-sig")]))
+        codec = "utf-8-sig" if encoding == "utf-8" else encoding
+        try:
+            text = line.decode(codec)
+        except UnicodeDecodeError as exc:
+            raise StreamError(
+                f"{file}: the header row is not {encoding} text (byte 0x{line[exc.start]:02x} "
+                f"at offset {exc.start}); give the file's encoding",
+                "encoding",
+            ) from None
+        cells = next(csv.reader([text], delimiter=delimiter))
         return [c.strip() for c in cells], handle.tell()
 
 
-def _read_options(block_bytes: int = 1 << 24, names: Sequence[str] | None = None) -> Any:
+def _read_options(
+    block_bytes: int = 1 << 24, names: Sequence[str] | None = None, encoding: str = "utf-8"
+) -> Any:
     if names is None:
-        return pacsv.ReadOptions(block_size=block_bytes)
-    return pacsv.ReadOptions(block_size=block_bytes, column_names=list(names))
+        return pacsv.ReadOptions(block_size=block_bytes, encoding=encoding)
+    return pacsv.ReadOptions(block_size=block_bytes, column_names=list(names), encoding=encoding)
+
+
+def _parse_options(schema: TableSchema) -> Any:
+    return pacsv.ParseOptions(delimiter=schema.delimiter)
 
 
 def _convert_options(schema: TableSchema) -> Any:
@@ -194,6 +251,7 @@ def _convert_options(schema: TableSchema) -> Any:
         null_values=schema.nulls,
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
+        decimal_point=schema.decimal,
     )
 
 
@@ -249,7 +307,12 @@ def scan_table(
     categories: dict[str, Sequence[str]] | None = None,
     missing: str = "error",
     na_values: Sequence[str] | None = None,
+    delimiter: str | None = ",",
+    decimal: str = ".",
+    encoding: str = "utf-8",
+    categorical_missing: str = "most_frequent",
     block_bytes: int = 1 << 24,
+    words: Words | None = None,
 ) -> TableSchema:
     """Fix the encoding of a table (a file, or a directory of files of one format).
 
@@ -264,39 +327,78 @@ def scan_table(
         block of the first file; Parquet: in the schema).
     categories : dict, optional
         Known levels per text column; the first pass is skipped for those columns.
-    missing : {"error", "drop"}
+    missing : {"error", "drop", "impute"}
+        As the upload's option. ``impute`` costs a pass over the table here: a numeric
+        column's mean is over the non-missing, finite cells of the whole table (of the rows
+        whose target is present, the rows kept), a text column's most frequent level is
+        counted over the same rows (a tie goes to the first in sort order).
     na_values : sequence of str, optional
         Cell values that mean missing (compared without case; an empty cell always is);
         default ``app.ingest.table.NA_TOKENS``, as the upload's ``na_values``.
+    delimiter, decimal, encoding : str
+        A CSV's dialect, as the upload's options of those names (``delimiter=None`` detects
+        it from the first file's first 64 KiB). Ignored for Parquet.
+    categorical_missing : {"most_frequent", "level"}
+        With ``missing="impute"``: what a text column's missing cells become.
+    words : app.ingest.words.Words, optional
+        How a refused option is named in messages (the API's field, the CLI's option).
+
+    Raises
+    ------
+    StreamError
+        Naming the file or the option (``field``) at fault.
     """
+    words = words or Words()
     nulls = na_spellings(na_tokens(na_values))
     if missing not in MISSING_POLICIES:
-        raise StreamError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
+        raise StreamError(
+            f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}", "missing"
+        )
+    if categorical_missing not in CATEGORICAL_MISSING:
+        raise StreamError(
+            f"categorical_missing must be one of {', '.join(CATEGORICAL_MISSING)}, got "
+            f"{categorical_missing!r}",
+            "categorical_missing",
+        )
     files, kind = _files(path)
     first = files[0]
+    dialect = {"delimiter": ",", "decimal": ".", "encoding": "utf-8"}
     if kind == "parquet":
         arrow_schema = pq.read_schema(first)
         columns = list(arrow_schema.names)
         types = {name: arrow_schema.field(name).type for name in columns}
     else:
-        columns, data_start = _csv_header(first)
+        dialect = _dialect(first, delimiter, decimal, encoding, words)
+        columns, data_start = _csv_header(first, dialect["encoding"], dialect["delimiter"])
         with _Slice(first, data_start, os.path.getsize(first)) as raw:
-            reader = pacsv.open_csv(
-                raw,
-                read_options=_read_options(block_bytes, columns),
-                convert_options=pacsv.ConvertOptions(null_values=nulls, strings_can_be_null=True),
-            )
+            try:
+                reader = pacsv.open_csv(
+                    raw,
+                    read_options=_read_options(block_bytes, columns, dialect["encoding"]),
+                    parse_options=pacsv.ParseOptions(delimiter=dialect["delimiter"]),
+                    convert_options=pacsv.ConvertOptions(
+                        null_values=nulls,
+                        strings_can_be_null=True,
+                        decimal_point=dialect["decimal"],
+                    ),
+                )
+            except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+                raise _unreadable(first, exc) from None
             types = {f.name: f.type for f in reader.schema}
     if target not in columns:
-        raise StreamError(f"no column {target!r} in {first}; the columns: {', '.join(columns)}")
+        raise StreamError(
+            f"no column {target!r} in {first}; the columns: {', '.join(columns)}", "target"
+        )
     wanted = list(features) if features is not None else [c for c in columns if c != target]
     unknown = [c for c in wanted if c not in columns]
     if unknown:
-        raise StreamError(f"no column {unknown[0]!r} in {first}")
+        raise StreamError(f"no column {unknown[0]!r} in {first}", "features")
     if target in wanted:
-        raise StreamError(f"the target {target!r} cannot also be a feature")
+        raise StreamError(f"the target {target!r} cannot also be a feature", "features")
     if not _numeric_type(types[target]) and types[target] != pa.null():
-        raise StreamError(f"the target column {target!r} is not numeric ({types[target]})")
+        raise StreamError(
+            f"the target column {target!r} is not numeric ({types[target]})", "target"
+        )
     text = {c for c in wanted if not _numeric_type(types[c]) and types[c] != pa.null()}
     text |= set(categorical or ())
     text |= set(categories or ())
@@ -312,17 +414,60 @@ def scan_table(
         features=tuple(ordered),
         missing=missing,
         na_values=None if na_values is None else tuple(na_values),
+        delimiter=dialect["delimiter"],
+        decimal=dialect["decimal"],
+        encoding=dialect["encoding"],
+        categorical_missing=categorical_missing,
     )
     todo = [c for c in schema.categories if c not in known]
     if todo:
         found = _scan_categories(schema, todo, block_bytes)
-        schema = TableSchema(
-            **{
-                **schema.__dict__,
-                "categories": {c: known[c] if c in known else found[c] for c in schema.categories},
-            }
+        schema = replace(
+            schema,
+            categories={c: known[c] if c in known else found[c] for c in schema.categories},
         )
+    if missing == "impute":
+        schema = _scan_fill(schema, block_bytes)
     return schema
+
+
+def _dialect(
+    file: str, delimiter: str | None, decimal: str, encoding: str, words: Words
+) -> dict[str, str]:
+    """The CSV options checked as the upload checks them (its messages and fields), the
+    delimiter detected when not given; an encoding must write ASCII as ASCII, for the ranges
+    are cut at newline bytes."""
+    if decimal not in DECIMALS:
+        raise StreamError(f"decimal must be '.' or ',', got {decimal!r}", "decimal")
+    try:
+        codec = text_codec(encoding, words)
+        codec = "utf-8" if codec == "utf-8-sig" else codec  # the header's BOM is skipped anyway
+        if _ASCII.encode(codec, errors="replace") != _ASCII.encode("ascii"):
+            raise StreamError(
+                f"{words.lead('encoding')}{encoding!r} does not write ASCII as ASCII (UTF-16 and "
+                "UTF-32 do not): a table read in ranges is cut at newline bytes; save it as "
+                "UTF-8, or give it to the upload",
+                "encoding",
+            )
+        with open(file, "rb") as handle:
+            head = handle.read(SNIFF_CHARS)
+        sample = head.decode("utf-8-sig" if codec == "utf-8" else codec, errors="ignore")
+        found = sniff(delimiter, decimal, sample, words)
+    except InvalidInput as exc:
+        raise StreamError(exc.message, str(exc.loc[-1]) if len(exc.loc) > 1 else None) from None
+    return {"delimiter": found, "decimal": decimal, "encoding": codec}
+
+
+def _unreadable(file: str, exc: Exception) -> StreamError:
+    """A CSV the reader cannot split into records or decode, as the options say: the
+    message names the options that decide it."""
+    what = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    field = "encoding" if isinstance(exc, UnicodeDecodeError) or "UTF8" in what else "delimiter"
+    return StreamError(
+        f"{file} cannot be read with the delimiter, decimal mark and encoding given ({what}); "
+        "check the delimiter and the encoding, and that quotes close",
+        field,
+    )
 
 
 def _numeric_type(t: pa.DataType) -> bool:
@@ -338,6 +483,56 @@ def _scan_categories(schema: TableSchema, columns: list[str], block_bytes: int) 
                 values = pc.unique(batch.column(c).cast(pa.string())).drop_null()
                 seen[c].update(values.to_pylist())
     return {c: tuple(sorted(v)) for c, v in seen.items()}
+
+
+def _scan_fill(schema: TableSchema, block_bytes: int) -> TableSchema:
+    """The values ``missing="impute"`` fills in, from one pass over the feature and target
+    columns (as ``app.ingest.prepare`` finds them on an upload): every numeric column's mean
+    over its finite cells in the rows whose target is present, and every text column's
+    fill level (most frequent over the same rows, or ``(missing)``, then a category of its
+    own), for the columns with a missing cell in those rows."""
+    numeric = {c: [0.0, 0, 0] for c in schema.numeric}  # sum, count, missing
+    counts = {c: np.zeros(len(v), dtype=np.int64) for c, v in schema.categories.items()}
+    absent = dict.fromkeys(schema.categories, 0)
+    columns = [*schema.features, schema.target]
+    for file in schema.files:
+        for batch in _raw_batches(schema, file, None, columns, 1 << 16, block_bytes):
+            y = batch.column(schema.target).cast(pa.float64()).to_numpy(zero_copy_only=False)
+            kept = np.isfinite(np.asarray(y, dtype=np.float64))
+            for c, acc in numeric.items():
+                values = np.asarray(
+                    batch.column(c).cast(pa.float64()).to_numpy(zero_copy_only=False), np.float64
+                )[kept]
+                finite = np.isfinite(values)
+                acc[0] += float(values[finite].sum())
+                acc[1] += int(finite.sum())
+                acc[2] += len(values) - int(finite.sum())
+            for c, known in schema.categories.items():
+                codes = _codes(batch.column(c), known)[kept]
+                present = ~np.isnan(codes)
+                counts[c] += np.bincount(codes[present].astype(np.intp), minlength=len(known))
+                absent[c] += int((~present).sum())
+    fill = {c: acc[0] / acc[1] if acc[1] else 0.0 for c, acc in numeric.items() if acc[2]}
+    levels = dict(schema.categories)
+    fill_levels: dict[str, str] = {}
+    for c, n_missing in absent.items():
+        if not n_missing:
+            continue
+        if schema.categorical_missing == "level":
+            levels[c] = (*levels[c], MISSING_LEVEL)
+            fill_levels[c] = MISSING_LEVEL
+        elif levels[c]:
+            fill_levels[c] = levels[c][int(np.argmax(counts[c]))]  # ties: the first in order
+    imputed = {c: int(acc[2]) for c, acc in numeric.items() if acc[2]}
+    imputed.update({c: absent[c] for c in fill_levels})
+    return replace(schema, categories=levels, fill=fill, fill_levels=fill_levels, imputed=imputed)
+
+
+def _codes(col: Any, levels: Sequence[str]) -> np.ndarray:
+    """The index of every cell's level (float, NaN where the cell is missing or unknown)."""
+    idx = pc.index_in(col.cast(pa.string()), value_set=pa.array(list(levels), pa.string()))
+    codes = idx.to_numpy(zero_copy_only=False)
+    return np.asarray(codes, dtype=np.float64)
 
 
 def _raw_batches(
@@ -360,7 +555,7 @@ def _raw_batches(
         for group in range(part.start if part else 0, stop):
             yield from pf.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
         return
-    header, data_start = _csv_header(file)
+    header, data_start = _csv_header(file, schema.encoding, schema.delimiter)
     if list(header) != list(schema.columns):
         raise StreamError(f"{file} has other columns than {schema.files[0]}")
     size = os.path.getsize(file)
@@ -376,20 +571,28 @@ def _raw_batches(
             null_values=schema.nulls,
             strings_can_be_null=True,
             quoted_strings_can_be_null=True,
+            decimal_point=schema.decimal,
         )
     else:
         convert = _convert_options(schema)
     with _Slice(file, start, stop) as raw:
         try:
             reader = pacsv.open_csv(
-                raw, read_options=_read_options(block_bytes, header), convert_options=convert
+                raw,
+                read_options=_read_options(block_bytes, header, schema.encoding),
+                parse_options=_parse_options(schema),
+                convert_options=convert,
             )
             yield from reader
         except pa.ArrowInvalid as exc:
+            if "conversion error" not in str(exc) or "UTF8" in str(exc):  # not a cell's type
+                raise _unreadable(file, exc) from None
             raise StreamError(
                 f"{file}: {exc}. A numeric column holding text further down the file must be "
                 "named in categorical=, or fixed"
             ) from None
+        except UnicodeDecodeError as exc:
+            raise _unreadable(file, exc) from None
 
 
 # --------------------------------------------------------------------------- parts
@@ -441,6 +644,7 @@ def _encode(
     schema: TableSchema, batch: pa.RecordBatch, file: str, seen: int
 ) -> tuple[np.ndarray, np.ndarray]:
     m = batch.num_rows
+    impute = schema.missing == "impute"
     X = np.zeros((m, schema.n_features), order="F")  # filled column by column
     bad = np.zeros(m, dtype=bool)
     j = 0
@@ -448,9 +652,8 @@ def _encode(
         col = batch.column(name)
         if name in schema.categories:
             levels = schema.categories[name]
-            idx = pc.index_in(col.cast(pa.string()), value_set=pa.array(levels, pa.string()))
-            codes = idx.to_numpy(zero_copy_only=False)
-            missing = np.isnan(codes) if codes.dtype.kind == "f" else np.zeros(m, dtype=bool)
+            codes = _codes(col, levels)
+            missing = np.isnan(codes)
             unknown = missing & ~np.asarray(col.is_null().to_numpy(zero_copy_only=False))
             if unknown.any():
                 i = int(np.flatnonzero(unknown)[0])
@@ -458,6 +661,9 @@ def _encode(
                     f"{file}: column {name!r} holds {col[i].as_py()!r} (row {seen + i + 1} of the "
                     "part), which is not among its categories"
                 )
+            if impute and name in schema.fill_levels:
+                codes[missing] = levels.index(schema.fill_levels[name])
+                missing = np.zeros(m, dtype=bool)
             rows = np.flatnonzero(~missing)
             X[rows, j + codes[rows].astype(np.intp)] = 1.0
             bad |= missing
@@ -465,17 +671,27 @@ def _encode(
         else:
             values = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
             X[:, j] = values
-            bad |= ~np.isfinite(values)
+            if impute and name in schema.fill:
+                X[~np.isfinite(X[:, j]), j] = schema.fill[name]
+            bad |= ~np.isfinite(X[:, j])
             j += 1
     y = batch.column(schema.target).cast(pa.float64()).to_numpy(zero_copy_only=False)
     y = np.array(y, dtype=np.float64)
-    bad |= ~np.isfinite(y)
+    no_target = ~np.isfinite(y)
+    if impute and (bad & ~no_target).any():  # the scan saw no such cell: the file changed
+        i = int(np.flatnonzero(bad & ~no_target)[0])
+        raise StreamError(
+            f"{file}: row {seen + i + 1} of the part has a missing cell the scan did not see; "
+            "the table changed after it was registered: register it again"
+        )
+    bad |= no_target
     if bad.any():
         if schema.missing == "error":
             i = int(np.flatnonzero(bad)[0])
             raise StreamError(
                 f"{file}: a missing or infinite cell in row {seen + i + 1} of the part "
-                f"({int(bad.sum())} such rows in this batch); use missing='drop' to drop them"
+                f"({int(bad.sum())} such rows in this batch); use missing='drop' to drop them, "
+                "or missing='impute'"
             )
         X, y = X[~bad], y[~bad]
     return X, y

@@ -10,7 +10,9 @@ and is stored as the run's result (``engine.cv.FoldResult``, or
 parts: :func:`load` (None for a run of its own), :class:`PartMeter`, ``Part.run`` and
 ``Part.siblings`` (what to cancel when a part fails: the study has failed). A row range of the
 statistics pass over a table registered by reference (``app.jobs.table_pass``) is a part too,
-of its data set.
+of its data set. On such a table a CV fold and a stability subsample read no rows: they merge
+the stored statistics of whole ranges (``table_pass.fold_statistics_of``,
+``table_pass.half_statistics_of``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,16 @@ from app.jobs.table_pass import TablePassPart
 from app.models import CVStudy, Dataset, Run, StabilityStudy
 from app.storage import ArrayStore
 from engine.cv import CVPlan, FoldResult, fold_errors, plan_cv
-from engine.from_statistics import fold_errors_from_statistics
-from engine.stability import plan_stability, subsample_supports
+from engine.from_statistics import (
+    fold_errors_from_statistics,
+    subsample_supports_from_statistics,
+)
+from engine.stability import (
+    StabilityPlan,
+    SubsampleResult,
+    plan_stability,
+    subsample_supports,
+)
 from engine.trace import Event, StopRequested
 
 Recorder = Callable[[Event], Any]
@@ -197,11 +207,17 @@ class SubsamplePart:
     dataset: Dataset
     study: StabilityStudy
     plan: CVPlan
+    ranges: list[dict[str, Any]] = field(default_factory=list)  # a reference table's pass
 
     @classmethod
     def load(cls, db: Engine, run: Run, dataset: Dataset) -> SubsamplePart:
         with Session(db) as session:
             study = session.get(StabilityStudy, run.stability_id)
+            ranges = (
+                table_pass.range_results(session, dataset.id or 0)
+                if table_pass.is_reference(dataset)
+                else []
+            )
             session.expunge_all()
         if study is None:  # deleted meanwhile, with its data set
             raise NotFound(f"stability study {run.stability_id} does not exist")
@@ -214,7 +230,7 @@ class SubsamplePart:
             n_features=dataset.n_features,
             has_groups=dataset.groups is not None,
         )
-        return cls(run, dataset, study, plan)
+        return cls(run, dataset, study, plan, ranges)
 
     @property
     def siblings(self) -> ColumnElement[bool]:
@@ -224,7 +240,8 @@ class SubsamplePart:
         run, dataset, study = self.run, self.dataset, self.study
         if run.stability_index is None:
             raise NotFound(f"run {run.id} is not a subsample of stability study {study.id}")
-        X, y = _load_arrays(store, dataset)
+        reference = table_pass.is_reference(dataset)
+        X, y = (None, None) if reference else _load_arrays(store, dataset)
         # The plan is deterministic given the seed: every part rebuilds the same subsamples.
         plan = plan_stability(
             run.algorithm,
@@ -240,10 +257,26 @@ class SubsamplePart:
             random_state=study.seed,
         )
         try:
-            result = subsample_supports(X, y, plan, run.stability_index, callback=recorder)
+            if reference:
+                result = self._subsample_from_statistics(store, plan, recorder)
+            else:
+                result = subsample_supports(X, y, plan, run.stability_index, callback=recorder)
         except StopRequested:
             return None, True
         return result.to_dict(), False
+
+    def _subsample_from_statistics(
+        self, store: ArrayStore, plan: StabilityPlan, recorder: Recorder
+    ) -> SubsampleResult:
+        """A subsample of a table registered by reference: its half is a set of whole ranges
+        of the statistics pass (complementary pairs of half the ranges, dealt from the
+        study's seed), merged from their stored partials; the plan gives the run's seed,
+        parameters and how every k is read, as for rows."""
+        index, study = self.run.stability_index, self.study
+        assert index is not None  # execute() checked it
+        held = table_pass.half_ranges(len(self.ranges), study.n_pairs, study.seed)[index]
+        half = table_pass.half_statistics_of(store, self.ranges, self.dataset.feature_names, held)
+        return subsample_supports_from_statistics(half, plan, index, callback=recorder)
 
 
 @dataclass

@@ -45,6 +45,7 @@ from engine.judge import settings_of
 from engine.statistics import (
     StatisticsAccumulator,
     SufficientStatistics,
+    block_pairs,
     fold_blocks,
     fold_statistics,
     merge_all,
@@ -166,6 +167,27 @@ def fold_statistics_of(
 
     parts = [load(str(r["key"])) for r in results]
     return fold_statistics(parts, folds, shuffle=True, random_state=seed)
+
+
+def half_ranges(n_ranges: int, n_pairs: int, seed: int) -> list[list[int]]:
+    """The ranges each half sample of a stability study holds: complementary pairs of half
+    the ranges (blocks of rows), dealt from the study's seed (``engine.statistics.block_pairs``);
+    subsample i is entry i, pair j entries 2j and 2j + 1."""
+    return block_pairs(n_ranges, n_pairs, random_state=seed)
+
+
+def half_statistics_of(
+    store: ArrayStore,
+    results: Sequence[dict[str, Any]],
+    names: Sequence[str],
+    held: Sequence[int],
+) -> SufficientStatistics:
+    """The statistics of the half sample made of the ranges ``held``, from their partials."""
+
+    def load(key: str) -> SufficientStatistics:
+        return stats_of(retry(lambda: store.load(key)), names)
+
+    return merge_all([load(str(results[i]["key"])) for i in held])
 
 
 # --------------------------------------------------------------------------- the pass

@@ -131,6 +131,9 @@ class UploadOptions(Request):
         return "error" if value == "reject" else value  # the name before 'error'
 
 
+_UPLOAD = UploadOptions.model_fields
+
+
 class ReferenceCreate(Request):
     """A table on a path the server and its workers can read (REFERENCE_DIRS), registered
     without uploading it: a CSV or Parquet file, or a directory of files of one format. The
@@ -152,10 +155,35 @@ class ReferenceCreate(Request):
         max_length=100_000,
         description="Columns to one-hot encode besides those of text type (one group each).",
     )
-    missing: Literal["error", "drop"] = Field(
+    # The reader's options, as the upload's (the same names, defaults and words).
+    delimiter: str | None = Field(
+        _UPLOAD["delimiter"].default, max_length=10, description=_UPLOAD["delimiter"].description
+    )
+    decimal: Literal[".", ","] = Field(
+        _UPLOAD["decimal"].default, description=_UPLOAD["decimal"].description
+    )
+    encoding: str = Field(
+        _UPLOAD["encoding"].default,
+        max_length=100,
+        description=f"{_UPLOAD['encoding'].description} One that writes ASCII as ASCII: the "
+        "table is read in byte ranges cut at newlines (not UTF-16 or UTF-32).",
+    )
+    na_values: str | None = Field(
+        _UPLOAD["na_values"].default,
+        max_length=2000,
+        description=_UPLOAD["na_values"].description,
+    )
+    missing: Literal["error", "drop", "impute"] = Field(
         "error",
         description="A row with a missing or infinite cell: fails the pass naming it (error), "
-        "or is left out (drop).",
+        "is left out (drop), or its feature cells are filled (impute) with the column mean "
+        "over the non-missing cells of the whole table, a one-hot encoded column's with a "
+        "level (categorical_missing); rows missing the target are dropped. The means and "
+        "levels are found by a scan at registration, so every range fills the same values.",
+    )
+    categorical_missing: Literal["most_frequent", "level"] = Field(
+        _UPLOAD["categorical_missing"].default,
+        description=_UPLOAD["categorical_missing"].description,
     )
     n_parts: int | None = Field(
         None,

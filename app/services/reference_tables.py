@@ -23,6 +23,8 @@ from sqlmodel import Session, col, select
 from app.config import Settings
 from app.errors import Conflict, InvalidInput
 from app.ingest.chunked import StreamError, TableSchema, plan_parts, scan_table
+from app.ingest.upload import na_values
+from app.ingest.words import Words
 from app.jobs import lease, table_pass
 from app.jobs.backend import JobBackend
 from app.models import (
@@ -77,12 +79,17 @@ def register(
             features=body.features,
             categorical=body.categorical,
             missing=body.missing,
+            na_values=na_values(body.na_values, Words()),
+            delimiter=body.delimiter,
+            decimal=body.decimal,
+            encoding=body.encoding,
+            categorical_missing=body.categorical_missing,
         )
         ranges = plan_parts(
             schema, n_parts=body.n_parts, part_bytes=int(settings.reference_part_mb * 2**20)
         )
-    except StreamError as exc:
-        raise InvalidInput(str(exc), loc=("body",)) from None
+    except StreamError as exc:  # at the option it names, if it names one
+        raise InvalidInput(str(exc), loc=("body", *([exc.field] if exc.field else []))) from None
     if schema.n_features < 1:
         raise InvalidInput("the table has no feature column", loc=("body", "features"))
     grouped = bool(schema.categories)
@@ -287,6 +294,7 @@ def columns(store: ArrayStore, dataset: Dataset) -> list[ColumnSummary]:
     dof = max(stats.n - 1, 1)
     ref = dataset.meta["reference"]
     categories = ref["schema"]["categories"]
+    imputed = ref["schema"].get("imputed", {})  # missing=impute: cells filled, per column
     # A numeric column is its own group; the indicators of a text column share its name.
     groups: list[str] = list(dataset.groups or dataset.feature_names)
     out = [
@@ -294,8 +302,8 @@ def columns(store: ArrayStore, dataset: Dataset) -> list[ColumnSummary]:
             name=name,
             role="feature",
             type="categorical" if group in categories else "numeric",
-            missing=0,
-            imputed=0,
+            missing=int(imputed.get(name, 0)),
+            imputed=int(imputed.get(name, 0)),
             id_like=False,
             source=group if group in categories else None,
             mean=float(stats.mean[j]),

@@ -8,7 +8,10 @@ spread over the workers of any backend, as cross-validation folds do, and
 no status of its own (``parts.status_of`` of its runs); its frequencies are
 ``engine.stability.summarise`` of the stored subsample results (a partial merge while they
 run), and with several methods ``engine.stability.compare`` says which is steadiest at every
-k. Every method plans from the same seed and number of pairs: the same subsamples.
+k. Every method plans from the same seed and number of pairs: the same subsamples. On a table
+registered by reference a subsample is half of the row ranges of its statistics pass
+(complementary pairs of halves, ``table_pass.half_ranges``), least squares run from their
+merged statistics (``engine.subsample_supports_from_statistics``); nothing reads the table.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from app.models import (
     part_of,
     stored_id,
 )
-from app.services import catalog, idempotency, parts
+from app.services import catalog, idempotency, parts, reference_tables
 from app.services.parts import status_of
 from app.storage import ArrayStore
 from engine import judge
+from engine.from_statistics import check_statistics_config
 from engine.stability import (
     StabilityPlan,
     StabilityResult,
@@ -51,12 +55,12 @@ from engine.stability import (
 # --------------------------------------------------------------------------- submitting
 
 
-def _dataset(session: Session, dataset_id: int) -> Dataset:
+def _dataset(session: Session, store: ArrayStore, dataset_id: int) -> Dataset:
     dataset = session.get(Dataset, dataset_id)
     if dataset is None:
         raise InvalidInput(f"data set {dataset_id} does not exist", loc=("body", "dataset_id"))
-    if table_pass.is_reference(dataset):
-        raise InvalidInput(table_pass.needs_rows("stability selection"), loc=("body", "dataset_id"))
+    if table_pass.is_reference(dataset):  # subsamples from the pass's per-range statistics
+        reference_tables.require_ready(session, store, dataset)
     return dataset
 
 
@@ -147,27 +151,81 @@ def _check(
         try:
             plan = _plan(dataset, request, 1, name, params)
         except engine.ConfigError as exc:
-            field = {"k": "k_max", "groups": "algorithm"}.get(exc.field, exc.field)
-            message = str(exc)
-            if exc.field == "k" and message.startswith("k "):
-                message = "k_max" + message[1:]
-            if i > 0:
-                field, message = "compare_with", f"{name}: {message}"
-            raise InvalidInput(message, loc=("body", field)) from None
+            raise _config_problem(exc, name, i > 0) from None
         methods.append((name, plan.cv.params))
     return methods
 
 
+def _config_problem(exc: engine.ConfigError, name: str, compared: bool) -> InvalidInput:
+    """The engine's refusal at the request's field (k_max for k; compare_with for a method
+    compared with the first)."""
+    field = {"k": "k_max", "groups": "algorithm"}.get(exc.field, exc.field)
+    message = str(exc)
+    if exc.field == "k" and message.startswith("k "):
+        message = "k_max" + message[1:]
+    if compared:
+        field, message = "compare_with", f"{name}: {message}"
+    return InvalidInput(message, loc=("body", field))
+
+
+def _check_reference(
+    session: Session,
+    dataset: Dataset,
+    body: StabilityCreate,
+    request: Request,
+) -> None:
+    """A table registered by reference: its half samples are halves of the ranges of its
+    statistics pass (``table_pass.half_ranges``), each method least squares from their
+    statistics (``engine.check_statistics_config``, with the smallest half's rows)."""
+    if request.objective != "least_squares":
+        raise InvalidInput(
+            f"stability selection with objective {request.objective!r} needs the rows, and "
+            f"{table_pass.NEEDS_ROWS}: least squares runs from them",
+            loc=("body", "objective"),
+        )
+    rows = [int(r.get("rows", 0)) for r in table_pass.range_results(session, stored_id(dataset))]
+    if len(rows) < 2:
+        raise InvalidInput(
+            f"the half samples of a table registered by reference are halves of the row ranges "
+            f"of its statistics pass, and it has {len(rows)}; register the table again with "
+            "n_parts >= 4",
+            loc=("body", "dataset_id"),
+        )
+    halves = table_pass.half_ranges(len(rows), body.n_pairs, request.seed)
+    smallest = min(sum(rows[i] for i in held) for held in halves)
+    methods = [(request.algorithm, request.params), *((name, {}) for name in body.compare_with)]
+    for i, (name, params) in enumerate(methods):
+        try:
+            check_statistics_config(
+                name,
+                k=request.k_max,
+                params=params,
+                n_samples=smallest,
+                n_features=dataset.n_features,
+                has_groups=dataset.groups is not None,
+            )
+        except engine.ConfigError as exc:
+            raise _config_problem(exc, name, i > 0) from None
+
+
 def submit_stability(
-    session: Session, backend: JobBackend, body: StabilityCreate, key: str | None
+    session: Session,
+    backend: JobBackend,
+    store: ArrayStore,
+    body: StabilityCreate,
+    key: str | None,
 ) -> StabilityStudy:
     """Check the request, store the study and its subsample runs in one transaction, queue
-    them; a repeated Idempotency-Key returns the study its first use made."""
+    them; a repeated Idempotency-Key returns the study its first use made. On a table
+    registered by reference (once its statistics pass is done) the subsamples are halves of
+    its row ranges, run from their stored statistics: least squares only."""
     request_hash = idempotency.digest("stability", body)
     if seen := idempotency.lookup(session, key, request_hash):
         return get_study(session, idempotency.created(seen.stability_id, key))
-    dataset = _dataset(session, body.dataset_id)
+    dataset = _dataset(session, store, body.dataset_id)
     request = _resolve(body, dataset, _source_run(session, body))
+    if table_pass.is_reference(dataset):  # before _check: what it refuses, in its words
+        _check_reference(session, dataset, body, request)
     methods = _check(body, dataset, request)
     plan = _plan(dataset, request, body.n_pairs, request.algorithm, request.params)
     study = StabilityStudy(
@@ -390,6 +448,8 @@ def why_not(
     method = method or study.algorithm
     if method not in names:
         raise InvalidInput(f"the study has no method {method!r}", loc=("query", "method"))
+    if table_pass.is_reference(dataset):
+        raise Conflict(table_pass.needs_rows("'why not'"))
     if dataset.groups is not None:
         raise Conflict("'why not' answers name single features; this data set's units are groups")
     if dataset.n_samples * dataset.n_features > WHY_NOT_MAX_CELLS:

@@ -147,7 +147,8 @@ def logistic_coordinate_moves(
         # Newton can only leave the bracket on a finite side; a step lost to rounding lands
         # on the bracket's end and is not "outside".
         outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
-        new = np.where(outside, 0.5 * (lw + hw), new)
+        with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
+            new = np.where(outside, 0.5 * (lw + hw), new)
         a[work] = np.where(g == 0, aw, new)
         going = (np.abs(g) > _TOL) & (np.abs(new - aw) > _TOL * (1.0 + np.abs(aw)))
         if not going.all():

@@ -438,7 +438,8 @@ class StreamedLogisticActiveSet(ActiveSet):
             lo[work], hi[work] = lw, hw
             new = aw - g / np.maximum(h, 1e-300)
             outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
-            new = np.where(outside, 0.5 * (lw + hw), new)
+            with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
+                new = np.where(outside, 0.5 * (lw + hw), new)
             a[work] = np.where(g == 0, aw, new)
             going = (np.abs(g) > _COORD_TOL) & (np.abs(new - aw) > _COORD_TOL * (1.0 + np.abs(aw)))
             if not going.all():

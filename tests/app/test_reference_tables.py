@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from app_helpers import csv_text, upload_ok
 from fastapi.testclient import TestClient
-from service_helpers import make_settings, serve, submit, wait_for
+from service_helpers import make_settings, serve, submit, wait_done, wait_for
 from sqlmodel import Session
 
 from app.ingest.chunked import plan_parts, scan_table, table_statistics
@@ -183,7 +183,8 @@ def pass_statistics(tmp_path: Path, path: Path, root: Path, workers: int) -> byt
             )
             assert refused.status_code == 422 and "later step" in refused.text
             refused = client.post(
-                "/api/stability", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
+                "/api/stability",
+                json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "logistic"},
             )
             assert refused.status_code == 422 and "needs the rows" in refused.text
         return stored_statistics(client, ds["id"]).to_bytes()
@@ -395,7 +396,144 @@ def test_cv_on_a_reference_table_equals_engine_cv_on_its_row_blocks(
             refused = client.post("/api/cv", json={**body, **change})
             assert refused.status_code == 422, refused.text
             assert words in refused.text and field in str(refused.json()), refused.text
-        refused = client.post(
-            "/api/stability", json={"dataset_id": ds["id"], "algorithm": "omp", "k_max": 3}
+
+
+def test_the_reader_options_are_the_uploads(tmp_path: Path) -> None:
+    """A ';'-separated Latin-1 CSV with decimal commas and missing cells, registered with the
+    upload's options and missing=impute: its statistics equal the X'X, X'y ... of the same
+    file uploaded with the same options (the data set's stored arrays). Hostile option values
+    get a 422 at the field."""
+    from ingest.ingest_helpers import european_csv
+
+    from app import storage
+
+    root = tmp_path / "volume"
+    root.mkdir()
+    data = european_csv()
+    (root / "eu.csv").write_bytes(data)
+    options = {"delimiter": ";", "decimal": ",", "encoding": "latin-1", "missing": "impute"}
+    with serve(make_settings(tmp_path / "data", reference_dirs=str(root))) as client:
+        ds = register(client, "eu.csv", n_parts=3, categorical_missing="level", **options)
+        run_ranges_here(client, ds["id"], [2, 0, 1])
+        ds = client.get(f"/api/datasets/{ds['id']}").json()
+        assert ds["meta"]["reference"]["status"] == "done", ds["meta"]["reference"]
+        uploaded = upload_ok(
+            client, data, text_columns="onehot", categorical_missing="level", **options
         )
-        assert refused.status_code == 422 and "needs the rows" in refused.text
+        assert ds["feature_names"] == uploaded["feature_names"]
+        assert "région=(missing)" in ds["feature_names"]
+        ours = {c["name"]: c for c in ds["columns"]}
+        theirs = {c["name"]: c for c in uploaded["columns"]}
+        for name in ("a", "b", "c"):
+            assert ours[name]["imputed"] == theirs[name]["imputed"], name
+            assert ours[name]["missing"] == theirs[name]["missing"], name
+        with Session(client.app.state.db) as session:  # type: ignore[attr-defined]
+            upload_row = session.get(Dataset, uploaded["id"])
+            assert upload_row is not None
+            arrays = client.app.state.store.load(upload_row.file)  # type: ignore[attr-defined]
+        expected = SufficientStatistics.from_arrays(storage.unpack_matrix(arrays), arrays["y"])
+        got = stored_statistics(client, ds["id"])
+        assert got.n == expected.n == ds["n_samples"] == 1198
+        np.testing.assert_allclose(got.mean, expected.mean, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(got.xx, expected.xx, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(got.xy, expected.xy, rtol=1e-10, atol=1e-10)
+        assert got.yy == pytest.approx(expected.yy, rel=1e-10)
+
+        for change, field in [
+            ({"delimiter": "::"}, "delimiter"),
+            ({"delimiter": "\n"}, "delimiter"),
+            ({"delimiter": ",", "decimal": ","}, "decimal"),
+            ({"decimal": ";"}, "decimal"),
+            ({"encoding": "utf-16"}, "encoding"),
+            ({"encoding": "base64"}, "encoding"),
+            ({"encoding": "x" * 500}, "encoding"),
+            ({"missing": "mean"}, "missing"),
+            ({"categorical_missing": "mode"}, "categorical_missing"),
+            ({"na_values": "[1, 2]"}, "na_values"),
+        ]:
+            body = {"path": "eu.csv", "target": "y", **options, **change}
+            refused = client.post("/api/datasets/reference", json=body)
+            assert refused.status_code == 422, (change, refused.text)
+            assert refused.json()["detail"][0]["loc"][-1] == field, (change, refused.text)
+
+
+def test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A stability study on a table registered by reference: each subsample is half of the
+    pass's ranges (complementary pairs dealt from the seed), run from their stored statistics
+    as jobs. The frequencies equal engine.subsample_supports_from_statistics on the same
+    blocks, and the supports those of the engine on the blocks' rows in memory."""
+    import dataclasses
+
+    from engine.from_statistics import subsample_supports_from_statistics
+    from engine.stability import plan_stability, subsample_supports, summarise
+
+    X, y = table(seed=5)
+    root = tmp_path / "volume"
+    path = write_parquet_dir(root, X, y)  # 4 ranges: rows 0-300, 300-500, 500-700, 700-900
+    settings = make_settings(
+        tmp_path / "data", workers=2, database_url=database_url, reference_dirs=str(root)
+    )
+    with serve(settings) as client:
+        ds = register(client, path, n_parts=4)
+        early = client.post("/api/stability", json={"dataset_id": ds["id"], "k_max": 3})
+        assert early.status_code in (202, 409), early.text  # 409 while the pass runs
+        ds = wait_pass(client, ds["id"])
+        assert ds["meta"]["reference"]["status"] == "done"
+        body = {
+            "dataset_id": ds["id"],
+            "algorithm": "foba-obj",
+            "compare_with": ["omp"],
+            "k_max": 3,
+            "n_pairs": 3,
+            "seed": 9,
+        }
+        submitted = client.post("/api/stability", json=body)
+        assert submitted.status_code == 202, submitted.text
+        study = wait_done(client, submitted.json()["url"])
+        assert study["status"] == "done", study["error"]
+        assert study["parts_done"] == study["parts_total"] == 2 * 6
+
+        bounds = np.cumsum([0, 300, 200, 200, 200])
+        halves = table_pass.half_ranges(4, 3, 9)
+        rows = [np.concatenate([np.arange(bounds[i], bounds[i + 1]) for i in h]) for h in halves]
+        assert all(len(np.intersect1d(rows[2 * j], rows[2 * j + 1])) == 0 for j in range(3))
+        for method in study["methods"]:
+            plan = plan_stability(
+                method["algorithm"], k_max=3, n_samples=N, n_features=D, n_pairs=3, random_state=9
+            )
+            from_stats = [
+                subsample_supports_from_statistics(
+                    SufficientStatistics.from_arrays(X[r], y[r]), plan, i
+                )
+                for i, r in enumerate(rows)
+            ]
+            on_rows = dataclasses.replace(plan, subsamples=rows)
+            in_memory = [subsample_supports(X, y, on_rows, i) for i in range(len(rows))]
+            assert [s.supports for s in from_stats] == [s.supports for s in in_memory]
+            expected = summarise(from_stats, plan, threshold=study["threshold"])
+            np.testing.assert_array_equal(method["summary"]["frequency"], expected.frequency)
+            assert method["summary"]["stable"] == [list(s) for s in expected.stable]
+
+        page = client.get(f"/stability/{study['id']}")
+        assert page.status_code == 200 and "foba-obj" in page.text
+        assert "“why not” answer" not in page.text  # it needs the rows: not offered
+        form = client.get(f"/datasets/{ds['id']}").text  # the data set page offers the study
+        assert 'action="/api/stability"' in form and f"/stability/{study['id']}" in form
+        why = client.get(f"/api/stability/{study['id']}/why-not", params={"feature": 0, "k": 2})
+        assert why.status_code == 409 and "needs the rows" in why.text
+        # What stays refused says what to change.
+        for change, field, words in [
+            ({"objective": "logistic"}, "objective", "needs the rows"),
+            ({"algorithm": "lasso"}, "algorithm", "sufficient statistics"),
+            ({"compare_with": ["lasso"]}, "compare_with", "sufficient statistics"),
+        ]:
+            refused = client.post("/api/stability", json={**body, **change})
+            assert refused.status_code == 422, refused.text
+            assert words in refused.text and field in str(refused.json()), refused.text
+        # A table read in one range has no halves.
+        single = wait_pass(client, register(client, write_csv(root, X, y), n_parts=1)["id"])
+        refused = client.post("/api/stability", json={**body, "dataset_id": single["id"]})
+        assert refused.status_code == 422 and "n_parts >= 4" in refused.text, refused.text
+        assert refused.json()["detail"][0]["loc"] == ["body", "dataset_id"]

@@ -7,6 +7,8 @@ import io
 import json
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from app.config import Settings
@@ -63,3 +65,25 @@ def too_large(content: str | bytes, **form: Any) -> str:
     with pytest.raises(TooLarge) as caught:
         parse(content, **form)
     return caught.value.message
+
+
+def european_csv(n: int = 1200, seed: int = 4) -> bytes:
+    """A Latin-1 CSV written as a European spreadsheet writes it: ';' between the fields, ','
+    in the numbers, accents in a text column, and missing cells (NA, empty) in a numeric
+    column, the text column and the target."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 3)) * [1.0, 4.0, 0.5] + [0.0, 50.0, -3.0])
+    df.columns = ["a", "b", "c"]
+    df["région"] = rng.choice(["Île", "Gâtinais", "Périgord"], n, p=[0.5, 0.3, 0.2])
+    df["y"] = 1.5 * df.a - 0.2 * df.b + (df["région"] == "Île") + rng.normal(size=n)
+    df = df.round(6).astype(object)
+    df.loc[[7, 400, 1100], "b"] = "NA"
+    df.loc[[9, 401], "a"] = ""
+    df.loc[[12, 650, 651], "région"] = ""
+    df.loc[[20, 900], "y"] = "NA"
+    text = df.to_csv(sep=";", decimal=",", index=False)
+    # pandas writes the object columns' floats with '.': write every number with ','.
+    lines = [
+        ";".join(cell.replace(".", ",") for cell in line.split(";")) for line in text.splitlines()
+    ]
+    return ("\n".join(lines) + "\n").encode("latin-1")

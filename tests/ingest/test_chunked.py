@@ -20,6 +20,7 @@ from app.ingest.chunked import (
     part_statistics,
     plan_parts,
     scan_table,
+    table_statistics,
 )
 from engine.from_statistics import select_from_statistics
 from engine.statistics import SufficientStatistics, merge_all
@@ -115,3 +116,90 @@ def test_categories_given_skip_the_first_pass_and_refuse_unknown_levels(tmp_path
     schema = scan_table(path, "y", missing="drop", categories={"site": ["north", "south", "east"]})
     with pytest.raises(StreamError, match="not among its categories"):
         list(iter_batches(schema))
+
+
+@pytest.mark.parametrize("categorical_missing", ["most_frequent", "level"])
+def test_a_european_latin1_csv_streamed_with_impute_equals_the_upload(
+    tmp_path, categorical_missing
+):
+    """Delimiter, decimal comma, encoding and missing=impute as the upload's options: the
+    statistics streamed in 3 ranges equal those of the uploaded table's X and y."""
+    from ingest_helpers import european_csv, parse
+
+    data = european_csv()
+    path = tmp_path / "eu.csv"
+    path.write_bytes(data)
+    options = {
+        "delimiter": ";",
+        "decimal": ",",
+        "encoding": "latin-1",
+        "missing": "impute",
+        "categorical_missing": categorical_missing,
+    }
+    uploaded = parse(data, text_columns="onehot", **options)
+    schema = scan_table(path, "y", **options)
+    assert TableSchema.from_dict(schema.to_dict()) == schema  # every worker reads the same
+    parts = plan_parts(schema, n_parts=3)
+    assert len(parts) == 3
+    streamed = merge_all([part_statistics(schema, p, batch_rows=250) for p in parts])
+    expected = SufficientStatistics.from_arrays(uploaded.X, uploaded.y)
+    assert schema.feature_names == uploaded.feature_names
+    assert set(schema.fill) == {"a", "b"} and set(schema.fill_levels) == {"région"}
+    assert schema.imputed == uploaded.meta["imputed"] == {"a": 2, "b": 3, "région": 3}
+    assert streamed.n == expected.n == 1198  # the two rows without a target dropped
+    np.testing.assert_allclose(streamed.mean, expected.mean, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(streamed.xx, expected.xx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(streamed.xy, expected.xy, rtol=1e-10, atol=1e-10)
+    assert streamed.yy == pytest.approx(expected.yy, rel=1e-10)
+    assert streamed.y_mean == pytest.approx(expected.y_mean, rel=1e-10)
+    # The delimiter detected from the file, as the upload detects it.
+    assert scan_table(path, "y", **{**options, "delimiter": None}).delimiter == ";"
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"delimiter": "ab"}, "delimiter"),
+        ({"delimiter": '"'}, "delimiter"),
+        ({"delimiter": ",", "decimal": ","}, "decimal"),
+        ({"decimal": "x"}, "decimal"),
+        ({"encoding": "utf-16"}, "encoding"),
+        ({"encoding": "rot13"}, "encoding"),
+        ({"encoding": "no-such-codec"}, "encoding"),
+        ({"missing": "guess"}, "missing"),
+        ({"missing": "impute", "categorical_missing": "mode"}, "categorical_missing"),
+    ],
+)
+def test_hostile_reader_options_are_refused_naming_the_option(tmp_path, options, field):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,y\n1,2,3\n4,5,6\n")
+    with pytest.raises(StreamError) as caught:
+        scan_table(path, "y", **options)
+    assert caught.value.field == field, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "field"),
+    [
+        (b"a,b,y\n1,2,3\n4,5,6\n", {"delimiter": "a"}, "delimiter"),  # records do not split
+        (b"a,b,y\n1,2,3\n4,5,6,7\n", {}, "delimiter"),
+        (b"a,b,y\n1,\x81x,3\n4,5,6\n", {"encoding": "cp1252"}, "encoding"),
+        (b"a,b,y\n1,\xffx,3\n4,5,6\n", {}, "encoding"),
+    ],
+)
+def test_a_file_the_options_cannot_read_is_a_stream_error(tmp_path, content, options, field):
+    """Never an Arrow or codec exception (an API would answer 500): a StreamError naming the
+    option that decides it."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    with pytest.raises(StreamError) as caught:
+        table_statistics(scan_table(path, "y", **options))
+    assert caught.value.field == field, str(caught.value)
+
+
+def test_utf8_with_a_byte_order_mark_is_utf8(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes("\ufeffa;b;y\n1,5;2;3\n4;5;6\n".encode())
+    schema = scan_table(path, "y", encoding="utf-8-sig", delimiter=None, decimal=",")
+    assert schema.columns == ("a", "b", "y") and schema.delimiter == ";"
+    assert table_statistics(schema).mean.tolist() == [2.75, 3.5]

@@ -17,10 +17,22 @@ router = APIRouter(tags=["stability"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message}}
 
 
-@router.post("/stability", status_code=202, response_model=StabilityPublic)
+@router.post(
+    "/stability",
+    status_code=202,
+    response_model=StabilityPublic,
+    responses={
+        409: {
+            "model": Message,
+            "description": "The data set is a table registered by reference whose statistics "
+            "pass is not done.",
+        }
+    },
+)
 def submit_stability(
     session: SessionDep,
     backend: BackendDep,
+    store: StoreDep,
     body: StabilityCreate,
     response: Response,
     idempotency_key: IdempotencyKey = None,
@@ -28,7 +40,7 @@ def submit_stability(
     """How stable is a selection: 2B half samples in B complementary pairs, every method
     run on each (one job per method and subsample); poll the study's URL for its progress
     and frequencies."""
-    study = stability.submit_stability(session, backend, body, idempotency_key)
+    study = stability.submit_stability(session, backend, store, body, idempotency_key)
     response.headers["Location"] = f"/api/stability/{study.id}"
     return stability.public(session, study)
 

@@ -107,7 +107,8 @@ def stability_page(session: Session, study_id: int, method: str | None) -> dict[
         "live": public.status in ACTIVE,
         "pct": round(100 * public.progress),
         "live_setup": {"url": public.url, "total": public.parts_total},
-        "why_not": dataset.groups is None,
+        # 'why not' reads the rows: not on groups, nor on a table registered by reference.
+        "why_not": dataset.groups is None and dataset.source != "reference",
         "names": names,
     }
     if summary is None:
