@@ -23,6 +23,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
+# Fixtures for every test directory: ``s3`` (a bucket on moto's S3 server).
+pytest_plugins = ["s3_server"]
+
 # Whole files: path (from tests/, a prefix of the file name) -> markers.
 FILES: dict[str, tuple[str, ...]] = {
     "pages/test_browser": ("browser", "slow"),

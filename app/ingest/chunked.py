@@ -39,21 +39,24 @@ writes ASCII as ASCII: the ranges are cut at newline bytes, so not UTF-16 or UTF
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from app.errors import InvalidInput
+from app.ingest import table_fs
 from app.ingest.prepare import MISSING_LEVEL
 from app.ingest.stream import SNIFF_CHARS, sniff, text_codec
 from app.ingest.table import na_spellings, na_tokens
@@ -85,6 +88,24 @@ class StreamError(ValueError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _storage_errors(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A file that object storage will not give (no such key or bucket, refused credentials)
+    is refused as the table's other faults are: a StreamError saying what to check."""
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return func(*args, **kwargs)
+        except table_fs.StorageError as exc:
+            raise StreamError(str(exc)) from None
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -194,17 +215,28 @@ class TablePart:
 
 
 # --------------------------------------------------------------------------- files
+def _location(path: str | os.PathLike[str]) -> str:
+    """A table's location as stored: an s3:// URI as given, a local path normalised."""
+    text = os.fspath(path)
+    return text if table_fs.is_uri(text) else str(Path(text))
+
+
+def _suffix(file: str) -> str:
+    return PurePosixPath(file).suffix
+
+
 def _files(path: str | os.PathLike[str]) -> tuple[list[str], str]:
-    p = Path(path)
-    if p.is_dir():
-        found = sorted(str(f) for f in p.iterdir() if f.is_file() and f.suffix in _SUFFIXES)
+    p = _location(path)
+    kind = table_fs.info(p).type
+    if kind == pafs.FileType.Directory:
+        found = sorted(f for f in table_fs.list_files(p) if _suffix(f) in _SUFFIXES)
         if not found:
             raise StreamError(f"{p} holds no .csv or .parquet file")
-    elif p.is_file():
-        found = [str(p)]
+    elif kind == pafs.FileType.File:
+        found = [p]
     else:
-        raise StreamError(f"{p} does not exist")
-    kinds = {_SUFFIXES.get(Path(f).suffix, "csv") for f in found}
+        raise StreamError(table_fs.absent(p))
+    kinds = {_SUFFIXES.get(_suffix(f), "csv") for f in found}
     if len(kinds) > 1:
         raise StreamError(f"{p} mixes CSV and Parquet files; keep one format per table")
     return found, kinds.pop()
@@ -212,8 +244,8 @@ def _files(path: str | os.PathLike[str]) -> tuple[list[str], str]:
 
 def _csv_header(file: str, encoding: str = "utf-8", delimiter: str = ",") -> tuple[list[str], int]:
     """The column names and the byte offset where the data starts."""
-    with open(file, "rb") as handle:
-        line = handle.readline()
+    with table_fs.open_input(file) as handle:
+        line = _first_line(handle)
         if not line.strip():
             raise StreamError(f"{file} is empty: expected a header row of column names")
         codec = "utf-8-sig" if encoding == "utf-8" else encoding
@@ -226,7 +258,21 @@ def _csv_header(file: str, encoding: str = "utf-8", delimiter: str = ",") -> tup
                 "encoding",
             ) from None
         cells = next(csv.reader([text], delimiter=delimiter))
-        return [c.strip() for c in cells], handle.tell()
+        return [c.strip() for c in cells], len(line)
+
+
+def _first_line(handle: pa.NativeFile) -> bytes:
+    """The bytes up to and with the first newline (all of them if there is none), read in
+    blocks: a filesystem's file has no readline."""
+    head = b""
+    while True:
+        block = handle.read(1 << 16)
+        at = block.find(b"\n")
+        if at >= 0:
+            return head + block[: at + 1]
+        head += block
+        if not block:
+            return head
 
 
 def _read_options(
@@ -259,7 +305,7 @@ class _Slice(io.RawIOBase):
     """Bytes [start, stop) of a file, as a readable stream."""
 
     def __init__(self, file: str, start: int, stop: int) -> None:
-        self._handle = open(file, "rb")
+        self._handle = table_fs.open_input(file)
         self._handle.seek(start)
         self._left = stop - start
 
@@ -285,7 +331,7 @@ def _line_start_at_or_after(file: str, offset: int, data_start: int, size: int) 
         return data_start
     if offset >= size:
         return size
-    with open(file, "rb") as handle:
+    with table_fs.open_input(file) as handle:
         handle.seek(offset - 1)
         while True:
             block = handle.read(1 << 16)
@@ -298,6 +344,7 @@ def _line_start_at_or_after(file: str, offset: int, data_start: int, size: int) 
 
 
 # --------------------------------------------------------------------------- scan
+@_storage_errors
 def scan_table(
     path: str | os.PathLike[str],
     target: str,
@@ -314,7 +361,9 @@ def scan_table(
     block_bytes: int = 1 << 24,
     words: Words | None = None,
 ) -> TableSchema:
-    """Fix the encoding of a table (a file, or a directory of files of one format).
+    """Fix the encoding of a table (a file, or a directory of files of one format), on the
+    local disk or in object storage (``s3://bucket/key``, a prefix as a directory; see
+    ``app.ingest.table_fs``).
 
     Parameters
     ----------
@@ -364,13 +413,14 @@ def scan_table(
     first = files[0]
     dialect = {"delimiter": ",", "decimal": ".", "encoding": "utf-8"}
     if kind == "parquet":
-        arrow_schema = pq.read_schema(first)
+        with table_fs.open_input(first) as handle:
+            arrow_schema = pq.read_schema(handle)
         columns = list(arrow_schema.names)
         types = {name: arrow_schema.field(name).type for name in columns}
     else:
         dialect = _dialect(first, delimiter, decimal, encoding, words)
         columns, data_start = _csv_header(first, dialect["encoding"], dialect["delimiter"])
-        with _Slice(first, data_start, os.path.getsize(first)) as raw:
+        with _Slice(first, data_start, table_fs.size(first)) as raw:
             try:
                 reader = pacsv.open_csv(
                     raw,
@@ -449,7 +499,7 @@ def _dialect(
                 "UTF-8, or give it to the upload",
                 "encoding",
             )
-        with open(file, "rb") as handle:
+        with table_fs.open_input(file) as handle:
             head = handle.read(SNIFF_CHARS)
         sample = head.decode("utf-8-sig" if codec == "utf-8" else codec, errors="ignore")
         found = sniff(delimiter, decimal, sample, words)
@@ -548,17 +598,20 @@ def _raw_batches(
     if schema.format == "parquet":
         # One row group at a time, without pre-buffering: iter_batches over several row groups
         # buffers all of them, so a reader's memory would grow with the size of its part.
-        pf = pq.ParquetFile(file, pre_buffer=False)
-        if list(pf.schema_arrow.names) != list(schema.columns):
-            raise StreamError(f"{file} has other columns than {schema.files[0]}")
-        stop = part.stop if part else pf.metadata.num_row_groups
-        for group in range(part.start if part else 0, stop):
-            yield from pf.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
+        with table_fs.open_input(file) as handle:
+            pf = pq.ParquetFile(handle, pre_buffer=False)
+            if list(pf.schema_arrow.names) != list(schema.columns):
+                raise StreamError(f"{file} has other columns than {schema.files[0]}")
+            stop = part.stop if part else pf.metadata.num_row_groups
+            for group in range(part.start if part else 0, stop):
+                yield from pf.iter_batches(
+                    batch_size=batch_rows, row_groups=[group], columns=columns
+                )
         return
     header, data_start = _csv_header(file, schema.encoding, schema.delimiter)
     if list(header) != list(schema.columns):
         raise StreamError(f"{file} has other columns than {schema.files[0]}")
-    size = os.path.getsize(file)
+    size = table_fs.size(file)
     lo, hi = (part.start, part.stop) if part else (data_start, size)
     start = _line_start_at_or_after(file, lo, data_start, size)
     stop = _line_start_at_or_after(file, hi, data_start, size)
@@ -596,13 +649,14 @@ def _raw_batches(
 
 
 # --------------------------------------------------------------------------- parts
+@_storage_errors
 def plan_parts(
     schema: TableSchema, *, n_parts: int | None = None, part_bytes: int = 1 << 28
 ) -> list[TablePart]:
     """Split the table into ranges, in file order: ``n_parts`` of about equal size if given,
     else about ``part_bytes`` each. Parquet parts are runs of whole row groups (a file with
     one row group is one part); CSV parts are byte ranges of a file."""
-    sizes = [os.path.getsize(f) for f in schema.files]
+    sizes = [table_fs.size(f) for f in schema.files]
     total = max(sum(sizes), 1)
     want = n_parts if n_parts is not None else max(1, -(-total // max(part_bytes, 1)))
     if want < 1:
@@ -611,12 +665,18 @@ def plan_parts(
     for i, file in enumerate(schema.files):
         share = max(1, round(want * sizes[i] / total))
         if schema.format == "parquet":
-            n_groups = pq.ParquetFile(file).metadata.num_row_groups
+            n_groups = row_groups(file)
             cuts = np.linspace(0, n_groups, min(share, max(n_groups, 1)) + 1).round().astype(int)
         else:
             cuts = np.linspace(0, sizes[i], share + 1).round().astype(int)
         parts.extend(TablePart(i, int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a)
     return parts
+
+
+def row_groups(file: str) -> int:
+    """How many row groups a Parquet file has (from its footer)."""
+    with table_fs.open_input(file) as handle:
+        return int(pq.ParquetFile(handle).metadata.num_row_groups)
 
 
 # --------------------------------------------------------------------------- batches
@@ -631,13 +691,16 @@ def iter_batches(
     rows with a missing cell dropped or refused as ``schema.missing`` says."""
     files = [schema.files[part.file]] if part is not None else list(schema.files)
     columns = [*schema.features, schema.target]
-    for file in files:
-        seen = 0
-        for batch in _raw_batches(schema, file, part, columns, batch_rows, block_bytes):
-            X, y = _encode(schema, batch, file, seen)
-            seen += batch.num_rows
-            if len(y):
-                yield X, y
+    try:
+        for file in files:
+            seen = 0
+            for batch in _raw_batches(schema, file, part, columns, batch_rows, block_bytes):
+                X, y = _encode(schema, batch, file, seen)
+                seen += batch.num_rows
+                if len(y):
+                    yield X, y
+    except table_fs.StorageError as exc:  # as _storage_errors, for a generator
+        raise StreamError(str(exc)) from None
 
 
 def _encode(
