@@ -123,6 +123,13 @@ class Settings(BaseSettings):
         "volume), separated by the path separator (':' on Linux). Empty: tables cannot be "
         "registered by reference. A path is resolved (symlinks followed) before it is checked.",
     )
+    reference_uris: str = Field(
+        "",
+        description="Object-storage prefixes the server and its workers may read tables from, "
+        "comma-separated (s3://bucket/datasets/). Empty: no s3:// table can be registered. "
+        "Credentials, region and endpoint come from the standard AWS_* variables "
+        "(AWS_ENDPOINT_URL for a server other than AWS's), on the server and every worker.",
+    )
     reference_part_mb: float = Field(
         256.0,
         gt=0,
@@ -198,6 +205,12 @@ class Settings(BaseSettings):
         """REFERENCE_DIRS, resolved (symlinks followed); empty when the feature is off."""
         parts = [p.strip() for p in self.reference_dirs.split(os.pathsep)]
         return [Path(p).expanduser().resolve() for p in parts if p]
+
+    def reference_prefixes(self) -> list[str]:
+        """REFERENCE_URIS, each ending in '/' (a prefix is a directory: s3://b/data does not
+        allow s3://b/data-private/); empty when object storage is off."""
+        parts = [p.strip() for p in self.reference_uris.split(",")]
+        return [p if p.endswith("/") else p + "/" for p in parts if p]
 
     def host_names(self) -> frozenset[str] | None:
         """The Host names to answer (lower case, no port); None means any."""

@@ -304,6 +304,8 @@ def streams(args: argparse.Namespace) -> bool:
     path = args.csv
     if args.stream or os.path.isdir(path) or path.endswith((".parquet", ".pq")):
         return True
+    if path[:5].lower() == "s3://":  # object storage is only read in ranges (app.ingest.table_fs)
+        return True
     try:
         return os.path.getsize(path) > args.stream_above_mb * 2**20
     except OSError:

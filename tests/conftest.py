@@ -66,6 +66,10 @@ SLOW: dict[str, set[str]] = {
         # 11-14 s per database: two workers, the pass, 12 subsamples, the engine's 24 again
         "test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves",
     },
+    "app/test_reference_s3.py": {
+        "test_an_s3_table_runs_as_the_same_file_on_a_volume",  # 4.5 s: two passes, two runs
+        "test_s3_uris_the_server_may_not_or_cannot_read_are_refused",  # 2-4 s: 3 app starts
+    },
     "app/test_reference_logistic.py": {
         "test_a_logistic_run_reads_the_table_in_passes",  # 8-9 s per database: pass, 2 runs
         "test_a_target_of_more_than_two_values_fails_the_run_saying_so",  # 7 s: pass and run

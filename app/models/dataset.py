@@ -135,16 +135,18 @@ _UPLOAD = UploadOptions.model_fields
 
 
 class ReferenceCreate(Request):
-    """A table on a path the server and its workers can read (REFERENCE_DIRS), registered
-    without uploading it: a CSV or Parquet file, or a directory of files of one format. The
-    options are those of ``app.ingest.chunked.scan_table``."""
+    """A table on a path the server and its workers can read (REFERENCE_DIRS), or in object
+    storage under an allowed prefix (REFERENCE_URIS), registered without uploading it: a CSV
+    or Parquet file, or a directory (prefix) of files of one format. The options are those of
+    ``app.ingest.chunked.scan_table``."""
 
     model_config = STRICT
 
     path: str = Field(
         max_length=4096,
         description="The file or directory, absolute or relative to the first REFERENCE_DIRS "
-        "entry; it must lie (symlinks resolved) inside one of REFERENCE_DIRS.",
+        "entry; it must lie (symlinks resolved) inside one of REFERENCE_DIRS. Or an object or "
+        "prefix in S3, s3://bucket/key, under one of REFERENCE_URIS.",
     )
     target: str = Field(max_length=1000, description="The numeric column to predict.")
     features: list[Annotated[str, Field(max_length=1000)]] | None = Field(

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import pyarrow.fs as pafs
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from app.config import Settings
 from app.errors import Conflict, InvalidInput
+from app.ingest import table_fs
 from app.ingest.chunked import StreamError, TableSchema, plan_parts, scan_table
 from app.ingest.upload import na_values
 from app.ingest.words import Words
@@ -45,9 +47,37 @@ OFF = (
     "registering tables by reference is off on this server: set REFERENCE_DIRS to the "
     "directories (a mounted volume) it and its workers may read tables from"
 )
+OFF_URIS = (
+    "registering tables in object storage is off on this server: set REFERENCE_URIS to the "
+    "prefixes (such as s3://bucket/datasets/) it and its workers may read tables from"
+)
 
 
 # --------------------------------------------------------------------------- registering
+def allowed_location(settings: Settings, raw: str) -> str:
+    """Where the table is, checked: an ``s3://`` URI under one of REFERENCE_URIS that names
+    an object or a prefix the server can read, else a path as :func:`allowed_path` says."""
+    if not table_fs.is_uri(raw):
+        return str(allowed_path(settings, raw))
+    prefixes = settings.reference_prefixes()
+    if not prefixes:
+        raise InvalidInput(OFF_URIS, loc=("body", "path"))
+    try:
+        bucket, key = table_fs.split_uri(raw)
+        uri = f"{table_fs.S3}{bucket}/{key}"
+        if not any(f"{uri}/".startswith(prefix) for prefix in prefixes):
+            raise table_fs.StorageError(
+                f"{raw!r} is outside the prefixes this server may read tables from "
+                f"(REFERENCE_URIS: {', '.join(prefixes)})"
+            )
+        # Here, so that a wrong key, bucket or credential is refused at the path.
+        if table_fs.info(uri).type == pafs.FileType.NotFound:
+            raise table_fs.StorageError(table_fs.absent(uri))
+    except table_fs.StorageError as exc:
+        raise InvalidInput(str(exc), loc=("body", "path")) from None
+    return uri
+
+
 def allowed_path(settings: Settings, raw: str) -> Path:
     """``raw`` resolved (symlinks followed), if it lies inside one of REFERENCE_DIRS."""
     roots = settings.reference_roots()
@@ -71,7 +101,7 @@ def register(
 ) -> Dataset:
     """Scan the table (its columns, and the categories of its text columns), plan its row
     ranges and queue one job each; the data set is answered at once, its pass under way."""
-    path = allowed_path(settings, body.path)
+    path = allowed_location(settings, body.path)
     try:
         schema = scan_table(
             path,
@@ -88,13 +118,16 @@ def register(
         ranges = plan_parts(
             schema, n_parts=body.n_parts, part_bytes=int(settings.reference_part_mb * 2**20)
         )
+        part_rows = _part_rows(schema, ranges)
+    except table_fs.StorageError as exc:  # the object went, or the credentials, since the scan
+        raise InvalidInput(str(exc), loc=("body", "path")) from None
     except StreamError as exc:  # at the option it names, if it names one
         raise InvalidInput(str(exc), loc=("body", *([exc.field] if exc.field else []))) from None
     if schema.n_features < 1:
         raise InvalidInput("the table has no feature column", loc=("body", "features"))
     grouped = bool(schema.categories)
     dataset = Dataset(
-        name=body.name or path.name,
+        name=body.name or PurePosixPath(path).name,
         description=body.description,
         source=table_pass.SOURCE,
         task=Task.regression,
@@ -108,7 +141,7 @@ def register(
                 "path": body.path,
                 "schema": schema.to_dict(),
                 "parts": [r.to_dict() for r in ranges],
-                "part_rows": _part_rows(schema, ranges),
+                "part_rows": part_rows,
                 "status": RunStatus.queued,
             }
         },
@@ -148,13 +181,14 @@ def _part_rows(schema: TableSchema, ranges: list[Any]) -> list[float]:
         import pyarrow.parquet as pq
 
         for r in ranges:
-            meta = pq.ParquetFile(schema.files[r.file]).metadata
+            with table_fs.open_input(schema.files[r.file]) as handle:
+                meta = pq.ParquetFile(handle).metadata
             out.append(float(sum(meta.row_group(g).num_rows for g in range(r.start, r.stop))))
         return out
     per_line: dict[int, float] = {}
     for r in ranges:
         if r.file not in per_line:
-            with open(schema.files[r.file], "rb") as handle:
+            with table_fs.open_input(schema.files[r.file]) as handle:
                 head = handle.read(1 << 20)
             per_line[r.file] = max(len(head) / max(head.count(b"\n"), 1), 1.0)
         out.append((r.stop - r.start) / per_line[r.file])

@@ -122,8 +122,9 @@ def generate_dataset(
     response_model=DatasetPublic,
     responses={
         422: {
-            "description": "The feature is off, the path is outside REFERENCE_DIRS, "
-            "or the table cannot be read as asked."
+            "description": "The feature is off, the path is outside REFERENCE_DIRS (an "
+            "s3:// URI outside REFERENCE_URIS), or the table cannot be read as asked (no such "
+            "file, key or bucket, refused credentials, a wrong option)."
         }
     },
 )
@@ -136,7 +137,8 @@ def register_reference(
     response: Response,
 ):
     """Register a CSV or Parquet table on a path the server and its workers can read (inside
-    REFERENCE_DIRS) without uploading it. Its statistics pass runs as jobs, one per row range;
+    REFERENCE_DIRS), or in object storage (an s3:// URI under REFERENCE_URIS), without
+    uploading it. Its statistics pass runs as jobs, one per row range;
     ``meta.reference.status`` follows it, and runs (least squares) start once it is done."""
     dataset = reference_tables.register(session, backend, settings, body)
     response.headers["Location"] = f"/api/datasets/{dataset.id}"
