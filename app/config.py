@@ -190,6 +190,14 @@ class Settings(BaseSettings):
                 "stale_after_seconds must exceed twice heartbeat_seconds, or live runs would be "
                 "taken for dead"
             )
+        for prefix in self.reference_prefixes():
+            bucket = prefix[5:].partition("/")[0] if prefix[:5].lower() == "s3://" else ""
+            if not bucket:
+                raise ValueError(
+                    f"reference_uris: {prefix!r} is not an S3 prefix; write s3://bucket/ or "
+                    "s3://bucket/folder/, comma-separated (local directories go in "
+                    "REFERENCE_DIRS)"
+                )
         if 0 < self.max_run_memory_mb < MIN_RUN_MEMORY_MB:
             raise ValueError(
                 f"max_run_memory_mb must be 0 (no limit) or at least {MIN_RUN_MEMORY_MB}: below "
@@ -210,6 +218,8 @@ class Settings(BaseSettings):
         """REFERENCE_URIS, each ending in '/' (a prefix is a directory: s3://b/data does not
         allow s3://b/data-private/); empty when object storage is off."""
         parts = [p.strip() for p in self.reference_uris.split(",")]
+        # The scheme in lower case, as a checked URI is (app.ingest.table_fs.split_uri).
+        parts = ["s3://" + p[5:] if p[:5].lower() == "s3://" else p for p in parts]
         return [p if p.endswith("/") else p + "/" for p in parts if p]
 
     def host_names(self) -> frozenset[str] | None:

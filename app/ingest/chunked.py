@@ -596,10 +596,12 @@ def _raw_batches(
     text: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     if schema.format == "parquet":
-        # One row group at a time, without pre-buffering: iter_batches over several row groups
-        # buffers all of them, so a reader's memory would grow with the size of its part.
+        # One row group at a time: iter_batches over several row groups pre-buffers all of
+        # them, so a reader's memory would grow with the size of its part. Object storage
+        # pre-buffers that one group (its column chunks fetched in a few coalesced requests,
+        # not one request per column chunk: 10 GETs instead of 200 for 20 columns).
         with table_fs.open_input(file) as handle:
-            pf = pq.ParquetFile(handle, pre_buffer=False)
+            pf = pq.ParquetFile(handle, pre_buffer=table_fs.is_uri(file))
             if list(pf.schema_arrow.names) != list(schema.columns):
                 raise StreamError(f"{file} has other columns than {schema.files[0]}")
             stop = part.stop if part else pf.metadata.num_row_groups

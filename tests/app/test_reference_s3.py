@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
 from s3_server import Bucket
 from service_helpers import make_settings, serve, submit, wait_for
 from test_reference_tables import register, stored_statistics, table, wait_pass, write_csv
@@ -79,6 +81,8 @@ def test_s3_uris_the_server_may_not_or_cannot_read_are_refused(tmp_path: Path, s
             assert "ACCESS_DENIED" in denied and "AWS_SECRET_ACCESS_KEY" in denied
         wrong = client.post("/api/datasets/reference", json={"path": uri, "target": "zz"})
         assert wrong.status_code == 422 and "no column 'zz'" in wrong.text
+    with pytest.raises(ValidationError, match="'/mnt/tables/' is not an S3 prefix"):
+        make_settings(tmp_path / "bad", reference_uris="s3://ok/, /mnt/tables")
     # A bucket that does not exist, under an allowed prefix.
     with serve(make_settings(tmp_path / "gone", reference_uris="s3://no-such-bucket-here/")) as c:
         assert "no bucket 'no-such-bucket-here'" in refused(c, "s3://no-such-bucket-here/t.csv")
