@@ -67,7 +67,7 @@ SLOW: dict[str, set[str]] = {
         "test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves",
     },
     "app/test_reference_s3.py": {
-        "test_an_s3_table_runs_as_the_same_file_on_a_volume",  # 4.5 s: two passes, two runs
+        "test_an_s3_table_runs_as_the_same_file_on_a_volume",  # 4.5-13 s: two passes, two runs
         "test_s3_uris_the_server_may_not_or_cannot_read_are_refused",  # 2-4 s: 3 app starts
     },
     "app/test_reference_logistic.py": {

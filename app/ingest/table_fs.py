@@ -101,6 +101,8 @@ def _s3(bucket: str, env: tuple[str | None, ...], pid: int) -> pafs.FileSystem:
 
 def _storage_message(location: str, exc: BaseException) -> str:
     what = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if not is_uri(location):  # a local directory this process may not list, say
+        return f"{location} cannot be read ({what}); check its permissions"
     return (
         f"{location} cannot be read from object storage ({what}); check the bucket and the "
         "key, and the server's credentials and endpoint (AWS_ACCESS_KEY_ID, "

@@ -14,7 +14,15 @@ import pytest
 from pydantic import ValidationError
 from s3_server import Bucket
 from service_helpers import make_settings, serve, submit, wait_for
-from test_reference_tables import register, stored_statistics, table, wait_pass, write_csv
+from test_reference_tables import (
+    N,
+    register,
+    stored_statistics,
+    table,
+    wait_pass,
+    write_csv,
+    write_parquet_dir,
+)
 
 from foba_lab.cli import main
 
@@ -81,6 +89,16 @@ def test_s3_uris_the_server_may_not_or_cannot_read_are_refused(tmp_path: Path, s
             assert "ACCESS_DENIED" in denied and "AWS_SECRET_ACCESS_KEY" in denied
         wrong = client.post("/api/datasets/reference", json={"path": uri, "target": "zz"})
         assert wrong.status_code == 422 and "no column 'zz'" in wrong.text
+        # A prefix of Parquet files: registered, its row groups counted from the footers in S3.
+        folder = write_parquet_dir(tmp_path / "pq", X, y)
+        for file in sorted(folder.iterdir()):
+            s3.put_file(f"datasets/sales/{file.name}", file)
+        ds = register(client, s3.uri("datasets/sales/"), n_parts=4)
+        ref = ds["meta"]["reference"]
+        assert ds["name"] == "sales" and ref["schema"]["format"] == "parquet"
+        files = [s3.uri(f"datasets/sales/part-{i}.parquet") for i in (0, 1)]
+        assert ref["schema"]["files"] == files
+        assert sum(ref["part_rows"]) == N and ref["status"] == "queued"  # no workers here
     with pytest.raises(ValidationError, match="'/mnt/tables/' is not an S3 prefix"):
         make_settings(tmp_path / "bad", reference_uris="s3://ok/, /mnt/tables")
     # A bucket that does not exist, under an allowed prefix.
