@@ -147,3 +147,35 @@ def test_refusals():
         select_from_rows(
             ArrayRows(X, words, chunk_rows=7), algorithm="omp", objective="smoothed_absolute", k=2
         )
+
+
+def test_the_streamed_estimate_prices_each_loss_by_its_passes():
+    """engine.estimate.streamed_estimate for the smoothed losses: their measured passes per
+    step, their parameters checked; never a timing."""
+    from engine.estimate import PASSES_BY_OBJECTIVE, streamed_estimate
+
+    for objective, passes in PASSES_BY_OBJECTIVE.items():
+        got = streamed_estimate(
+            "omp",
+            n_samples=10_000,
+            n_features=50,
+            k=4,
+            seconds_per_pass=0.01,
+            objective=objective,
+        )
+        assert got.seconds == pytest.approx((1 + 4 * passes["omp"]) * 0.01)
+    with pytest.raises(ConfigError, match="beta"):
+        streamed_estimate(
+            "omp",
+            n_samples=100,
+            n_features=5,
+            k=2,
+            seconds_per_pass=0.1,
+            objective="smoothed_hinge",
+            params={"beta": -1.0},
+        )
+    with pytest.raises(ConfigError) as info:
+        streamed_estimate(
+            "omp", n_samples=100, n_features=5, k=2, seconds_per_pass=0.1, objective="crf"
+        )
+    assert info.value.field == "objective"
