@@ -171,6 +171,8 @@ def test_a_smoothed_loss_run_reads_the_table_in_passes(
         assert passes["n_samples"] == N and passes["fit_passes"] == 1
         assert passes["rows_read"] == N * passes["passes"]
         assert passes["passes"] > passes["full_passes"] >= 1 + 3
+        page = client.get(f"/runs/{big['id']}")
+        assert page.status_code == 200 and f"{passes['rows_read']} rows read" in page.text
 
         estimate = client.get(
             f"/api/datasets/{ds['id']}/estimate",
