@@ -191,10 +191,11 @@ def _passes(rule: str | None, family: str, least_squares: bool) -> tuple[float, 
 # pass per iteration, up to its budget (100) where L'' vanishes on a coordinate's whole range
 # (a separable hinge), and the deletion costs' intercept shifts a pass per evaluation.
 # Smoothed hinge (defaults beta = 10, lam = 0): omp 6-10 (breast cancer 35), foba-gdt 54-56
-# (51), foba-obj 100 (63; on Liu's separable design it stopped after 2 steps, the loss near 0);
-# with lam = 1e-3 on Liu's design omp 17, foba-gdt 20, foba-obj 32 (its coordinate iteration
-# 12-21 passes a step, the rest refits and deletion checks). Smoothed absolute: omp 8-11,
-# foba-gdt 12-15, foba-obj 20-24. The figures are the larger ones: they err long.
+# (51), foba-obj 98 (62; on Liu's separable design it stopped after 2 steps, the loss near 0);
+# with lam = 1e-3 on Liu's design omp 17, foba-gdt 20, foba-obj 29 (its pruned coordinate
+# iteration 4-9 passes a step, 12-21 unpruned; the rest refits and deletion checks). Smoothed
+# absolute: omp 8-11, foba-gdt 12-15, foba-obj 17-21. The figures are the larger ones: they
+# err long.
 STREAMED_PASSES = {"omp": 8.0, "foba-gdt": 12.0, "foba-obj": 17.0}  # logistic
 PASSES_BY_OBJECTIVE = {
     "logistic": STREAMED_PASSES,

@@ -611,13 +611,16 @@ def coordinate_minimisers(
 def safeguarded_minimisers(
     slopes: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     h_cap: np.ndarray,
+    keep: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
     """The iteration of :func:`coordinate_minimisers`, given how to evaluate it.
 
     ``slopes(work, a)`` returns (phi_j'(a_j), phi_j''(a_j)) for the columns ``work`` (indices
     into ``h_cap``, increasing, each call's a subset of the last's) at the weights ``a``;
     ``h_cap`` bounds phi_j'' everywhere. The in-memory objective computes them from its
-    columns, ``streamed_glm`` in one pass over the rows.
+    columns, ``streamed_glm`` in one pass over the rows. ``keep(work)``, if given, is asked
+    after every step which of the columns still iterating are worth it (a caller after the
+    argmax only: the others stop where they are).
     """
     m = h_cap.shape[0]
     a = np.zeros(m)
@@ -642,11 +645,13 @@ def safeguarded_minimisers(
         last_move[work] = np.abs(new - aw)
         width_before[work], width_prev[work] = width_prev[work], width
         going = ~stationary & (np.abs(new - aw) > _COORD_TOL * (1.0 + np.abs(aw)))
+        if keep is not None:
+            going &= keep(work)
         if not going.all():
-            keep = np.flatnonzero(going)
-            if keep.size == 0:
+            left = np.flatnonzero(going)
+            if left.size == 0:
                 break
-            work = work[keep]
+            work = work[left]
     return a
 
 
