@@ -1,8 +1,10 @@
-"""Selection from rows read in chunks: logistic regression on tables larger than memory.
+"""Selection from rows read in chunks: smooth GLM losses on tables larger than memory.
 
-:func:`select_from_rows` is ``engine.select(X, y, objective="logistic", ...)`` on a
+:func:`select_from_rows` is ``engine.select(X, y, objective=..., ...)`` for the objectives of
+:data:`STREAMED_OBJECTIVES` (logistic, smoothed hinge, smoothed absolute) on a
 :class:`~engine.rows.RowSource`: the same validation, standardisation, algorithms (unchanged:
 they see the ``Objective``/``ActiveSet`` seam of
+:class:`~engine.objectives.streamed_glm.StreamedGLM` and its log-loss case
 :class:`~engine.objectives.streamed_logistic.StreamedLogistic`), trace and result, plus how
 many times the table was read. The greedy methods whose every step is a few passes are
 offered (:data:`STREAMED_ALGORITHMS`); the others need the rows in memory or a pass per
@@ -11,7 +13,7 @@ candidate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -19,13 +21,26 @@ import numpy as np
 
 from .api import SelectionResult, run_selection
 from .config import Config, ConfigError, check_config
+from .objectives.streamed_glm import StreamedGLM, StreamedSmoothedAbsolute, StreamedSmoothedHinge
 from .objectives.streamed_logistic import StreamedLogistic
 from .rows import RowSource
 from .trace import Recorder, RecorderCallback
 
-__all__ = ["STREAMED_ALGORITHMS", "StreamedResult", "check_rows_config", "select_from_rows"]
+__all__ = [
+    "STREAMED_ALGORITHMS",
+    "STREAMED_OBJECTIVES",
+    "StreamedResult",
+    "check_rows_config",
+    "select_from_rows",
+]
 
-OBJECTIVE = "logistic"
+OBJECTIVE = "logistic"  # the default
+# The registry's objective name -> its streamed objective (the same parameters).
+STREAMED_OBJECTIVES: dict[str, Callable[..., StreamedGLM]] = {
+    "logistic": StreamedLogistic,
+    "smoothed_hinge": StreamedSmoothedHinge,
+    "smoothed_absolute": StreamedSmoothedAbsolute,
+}
 # One full-width pass per forward step, the rest over the support and a short list.
 STREAMED_ALGORITHMS = ("foba-obj", "foba-gdt", "omp")
 
@@ -39,7 +54,8 @@ class StreamedResult(SelectionResult):
         list of candidates)
     rows_read : rows read over all passes
     n_samples : rows in the table
-    classes : the two labels, negative first (the larger in sort order is positive)
+    classes : the two labels, negative first (the larger in sort order is positive); empty
+        for a regression loss
     """
 
     passes: int = 0
@@ -61,23 +77,30 @@ class StreamedResult(SelectionResult):
 def check_rows_config(
     algorithm: str,
     *,
+    objective: str = OBJECTIVE,
     k: Any = None,
     params: Mapping[str, Any] | None = None,
     n_samples: int | None = None,
     n_features: int | None = None,
 ) -> Config:
-    """``engine.check_config`` for logistic on streamed rows: also refuses the algorithms and
-    settings that would read the table once per candidate, with a ConfigError naming the
-    field."""
+    """``engine.check_config`` for ``objective`` on streamed rows: also refuses the other
+    objectives, and the algorithms and settings that would read the table once per candidate,
+    with a ConfigError naming the field."""
+    if objective not in STREAMED_OBJECTIVES:
+        raise ConfigError(
+            f"objective {objective!r} is not offered on a streamed table; use one of "
+            f"{', '.join(STREAMED_OBJECTIVES)} (the other objectives need the rows in memory)",
+            "objective",
+        )
     if algorithm not in STREAMED_ALGORITHMS:
         raise ConfigError(
-            f"algorithm {algorithm!r} is not offered for logistic regression on a streamed "
+            f"algorithm {algorithm!r} is not offered for {objective} on a streamed "
             f"table; use one of {', '.join(STREAMED_ALGORITHMS)} (one pass over every column "
             "per forward step)",
             "algorithm",
         )
     config = check_config(
-        algorithm, OBJECTIVE, k=k, params=params, n_samples=n_samples, n_features=n_features
+        algorithm, objective, k=k, params=params, n_samples=n_samples, n_features=n_features
     )
     if config.algorithm_params.get("replacement", "none") != "none":
         raise ConfigError(
@@ -98,6 +121,7 @@ def select_from_rows(
     rows: RowSource,
     *,
     algorithm: str,
+    objective: str = OBJECTIVE,
     k: int | None = None,
     recorder: Recorder | RecorderCallback | None = None,
     random_state: int | None = None,
@@ -106,36 +130,42 @@ def select_from_rows(
     standardize: bool = True,
     **params: Any,
 ) -> StreamedResult:
-    """``engine.select(X, y, objective="logistic", ...)`` on rows read in chunks.
+    """``engine.select(X, y, objective=objective, ...)`` on rows read in chunks.
 
-    Parameters are those of :func:`engine.select`; ``lam`` and ``fit_intercept`` are the
-    objective's. ``coef`` and ``intercept`` come back on the original scale. A recorder whose
-    callback has ``poll`` is asked between chunks too, so a stop needs no full pass.
+    Parameters are those of :func:`engine.select`; ``objective`` is one of
+    :data:`STREAMED_OBJECTIVES`, whose parameters (``lam``, ``fit_intercept``, ``beta``) are
+    validated as ``engine.select`` does. ``coef`` and ``intercept`` come back on the original
+    scale. A recorder whose callback has ``poll`` is asked between chunks too, so a stop needs
+    no full pass.
 
     Raises
     ------
     ConfigError
-        As ``engine.check_config``, and for the algorithms and settings not offered here.
+        As ``engine.check_config``, and for the objectives, algorithms and settings not
+        offered here.
     ValueError
-        Labels that are not exactly two values, NaN or infinite entries.
+        Labels that are not exactly two values (classification), a target that is not finite
+        numbers (regression), NaN or infinite entries.
     """
-    config = check_rows_config(algorithm, k=k, params=params)  # before reading anything
+    # Before reading anything.
+    config = check_rows_config(algorithm, objective=objective, k=k, params=params)
     if isinstance(recorder, Recorder):
         rec = recorder
     else:
         rec = Recorder(recorder, record_candidates=record_candidates, max_candidates=max_candidates)
-    loss = StreamedLogistic(
+    loss = STREAMED_OBJECTIVES[objective](
         rows, **config.objective_params, standardize=standardize, checkpoint=rec.checkpoint
     )
     config = check_rows_config(
         algorithm,
+        objective=objective,
         k=k,
         params=params,
         n_samples=loss.n_samples,
         n_features=loss.n_features,
     )
     result = run_selection(
-        loss, config, rec, extra={}, scale=loss.scale, random_state=random_state, name=OBJECTIVE
+        loss, config, rec, extra={}, scale=loss.scale, random_state=random_state, name=objective
     )
     count = loss.passes
     return StreamedResult(
@@ -144,5 +174,5 @@ def select_from_rows(
         full_passes=count.full,
         rows_read=count.rows,
         n_samples=loss.n_samples,
-        classes=tuple(np.asarray(loss.classes_).tolist()),
+        classes=tuple(np.asarray(loss.classes_).tolist()) if loss.two_labels else (),
     )

@@ -279,8 +279,9 @@ def add_stream_options(command: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--stream",
         action="store_true",
-        help="read the table in bounded chunks into least squares' sufficient statistics "
-        "instead of loading it (always for Parquet and directories)",
+        help="read the table in bounded chunks instead of loading it (always for Parquet and "
+        "directories): once into least squares' sufficient statistics, or once per pass "
+        "for logistic, smoothed_hinge and smoothed_absolute",
     )
     group.add_argument(
         "--stream-above-mb",
@@ -328,13 +329,15 @@ class StreamedTable:
 def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, Any]) -> int:
     """``select`` on a table larger than memory: one pass in bounded batches into the
     sufficient statistics (app.ingest.chunked), then the selection from them
-    (engine.select_from_statistics); least squares only, the same output."""
+    (engine.select_from_statistics); least squares, the same output. The smooth GLM losses
+    read the rows in passes instead (:func:`select_streamed_rows`)."""
     from app.ingest.chunked import StreamError, table_statistics
+    from engine.from_rows import STREAMED_OBJECTIVES
     from engine.from_statistics import select_from_statistics
 
     _refuse_for_streaming(args, objective)
-    if objective == "logistic":
-        return select_streamed_logistic(args, params)
+    if objective in STREAMED_OBJECTIVES:
+        return select_streamed_rows(args, objective, params)
     cv = None
     try:
         schema = scan_streamed(args)
@@ -374,10 +377,10 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     return 0
 
 
-def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -> int:
-    """``select --objective logistic`` on a streamed table: the algorithm reads the table
-    once per pass (app.ingest.table_rows; engine.select_from_rows); the output says how many
-    passes it took."""
+def select_streamed_rows(args: argparse.Namespace, objective: str, params: dict[str, Any]) -> int:
+    """``select --objective logistic|smoothed_hinge|smoothed_absolute`` on a streamed table:
+    the algorithm reads the table once per pass (app.ingest.table_rows;
+    engine.select_from_rows); the output says how many passes it took."""
     from app.ingest.chunked import StreamError
     from app.ingest.table_rows import TableRows
     from engine.from_rows import select_from_rows
@@ -387,6 +390,7 @@ def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -
         result = select_from_rows(
             TableRows(schema),
             algorithm=args.algorithm,
+            objective=objective,
             k=args.k,
             random_state=args.seed,
             standardize=args.standardize,
@@ -402,8 +406,8 @@ def select_streamed_logistic(args: argparse.Namespace, params: dict[str, Any]) -
         target=schema.target,
         feature_names=schema.feature_names,
         X=np.broadcast_to(np.float64(0), (result.n_samples, schema.n_features)),
-        task="classification",
-        classes=list(result.classes),
+        task=engine.OBJECTIVES[objective].task,
+        classes=list(result.classes) if result.classes else None,
     )
     print(
         f"{PROG} select: note: streamed {result.n_samples} rows {result.passes} times "
@@ -522,23 +526,25 @@ def cross_validate_streamed(
 
 
 def _refuse_for_streaming(args: argparse.Namespace, objective: str) -> None:
-    from engine.from_rows import STREAMED_ALGORITHMS
+    from engine.from_rows import STREAMED_ALGORITHMS, STREAMED_OBJECTIVES
 
-    if objective not in ("least_squares", "logistic"):
+    rows = objective in STREAMED_OBJECTIVES  # read in passes (else sufficient statistics)
+    if objective != "least_squares" and not rows:
         raise UsageError(
             f"--objective {objective}: a streamed table offers least squares (from sufficient "
-            "statistics) and logistic (passes over the rows); other objectives on tables "
-            "larger than memory are a later step"
+            f"statistics) and {', '.join(STREAMED_OBJECTIVES)} (passes over the rows); the "
+            "other objectives need the rows in memory: load the table (drop --stream) or "
+            "choose one of these"
         )
-    if objective == "logistic" and args.algorithm not in STREAMED_ALGORITHMS:
+    if rows and args.algorithm not in STREAMED_ALGORITHMS:
         raise UsageError(
-            f"--algorithm {args.algorithm}: logistic regression on a streamed table runs "
+            f"--algorithm {args.algorithm}: {objective} on a streamed table runs "
             f"{', '.join(STREAMED_ALGORITHMS)} (one pass over every column per forward step)"
         )
-    if args.cv and objective == "logistic":
+    if args.cv and rows:
         raise UsageError(
             "--cv on a streamed table is least squares (folds from per-range statistics); "
-            "logistic regression reads the rows once per pass: choose --k"
+            f"{objective} reads the rows once per pass: choose --k"
         )
     if args.cv and args.metric not in (None, "mse"):
         raise UsageError(
@@ -594,7 +600,7 @@ def run_select(args: argparse.Namespace) -> int:
         raise UsageError("--k-max is for --cv")
     if not args.cv and args.parts is not None:
         raise UsageError("--parts is for --cv on a streamed table")
-    if streams(args):  # larger than memory: least squares from one streamed pass
+    if streams(args):  # larger than memory: statistics from one pass, or passes over rows
         objective = "least_squares" if args.objective is None else _objective(args.objective)
         return select_streamed(args, objective, parse_params(args.param, args.algorithm, objective))
     table, objective = _table_and_objective(args)

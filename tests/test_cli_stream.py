@@ -78,7 +78,8 @@ def test_the_text_output_says_the_table_was_streamed(tables, capsys) -> None:
     [
         (["--objective", "logistic", "--algorithm", "lasso"], "foba-obj, foba-gdt, omp"),
         (["--objective", "logistic", "--cv"], "--cv on a streamed table is least squares"),
-        (["--objective", "smoothed_hinge"], "later step"),
+        (["--objective", "smoothed_hinge", "--algorithm", "lasso"], "foba-obj, foba-gdt, omp"),
+        (["--objective", "smoothed_absolute", "--cv"], "smoothed_absolute reads the rows"),
         (["--cv", "--metric", "mae"], "mean squared error (mse) only"),
         (["--cv", "--folds", "5", "--parts", "2"], "read in 2; give --folds between 2 and 2"),
         (["--parts", "4"], "--parts is for --cv"),

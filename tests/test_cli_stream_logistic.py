@@ -1,6 +1,6 @@
-"""``foba-lab select --objective logistic`` on a streamed table: passes over the rows
-(app.ingest.table_rows, engine.select_from_rows), the answer of the loaded table, the passes in
-the output."""
+"""``foba-lab select --objective logistic`` (and the smoothed hinge and absolute losses) on a
+streamed table: passes over the rows (app.ingest.table_rows, engine.select_from_rows), the
+answer of the loaded table, the passes in the output."""
 
 from __future__ import annotations
 
@@ -90,3 +90,30 @@ def test_other_algorithms_and_three_classes_are_refused(tables, capsys, tmp_path
     assert main(["select", str(three), "--target", "y", "--objective", "logistic", "--k", "1",
                  "--algorithm", "omp"]) == 2  # fmt: skip
     assert "exactly two distinct labels" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("objective", ["smoothed_hinge", "smoothed_absolute"])
+def test_smoothed_losses_stream_with_the_answer_of_the_loaded_table(
+    tmp_path, capsys, objective
+) -> None:
+    rng = np.random.default_rng(8)
+    X = np.round(rng.standard_normal((240, 12)), 6)
+    signal = X[:, 3] - 0.7 * X[:, 8] + 0.4 * rng.standard_t(2, size=240)
+    y = (signal > 0).astype(np.int64) if objective == "smoothed_hinge" else np.round(signal, 6)
+    parquet = tmp_path / "t.parquet"
+    columns = {f"x{j}": X[:, j] for j in range(12)} | {"y": y}
+    pq.write_table(pa.table(columns), parquet, row_group_size=50)
+    args = ["--target", "y", "--objective", objective, "--algorithm", "foba-obj", "--k", "3"]
+    out = select_json(capsys, str(parquet), *args, "--param", "path_end=sparsity")
+    reference = engine.select(
+        X, y, algorithm="foba-obj", objective=objective, k=3, path_end="sparsity"
+    )
+    assert [s["index"] for s in out["selected"]] == [int(j) for j in reference.support]
+    assert out["objective_value"] == pytest.approx(reference.objective, rel=1e-8)
+    assert out["streamed"] is True and out["objective"] == objective
+    task = "classification" if objective == "smoothed_hinge" else "regression"
+    assert out["task"] == task
+    assert out["classes"] == ([0, 1] if task == "classification" else None)
+    assert out["passes"]["rows_read"] == 240 * out["passes"]["passes"]
+    for a, j in zip(out["selected"], reference.support, strict=True):
+        assert a["coef"] == pytest.approx(reference.coef[j], rel=1e-6)

@@ -14,10 +14,12 @@ on how many workers ran them, nor in what order.
 :func:`select_from_table` is ``run_job``'s selection for such a data set: a least-squares
 algorithm on the merged statistics (``engine.select_from_statistics``), with the fit measured
 from them too, and the swap certificate on the same objective (``certify_from_statistics``).
-Anything needing rows (a test split, the exact search, why-not, other objectives)
-is refused before a run is queued (``app.services.runs``), or skipped saying why. A fold of a
-cross-validation on such a table is a set of whole ranges (:func:`fold_ranges`), scored from
-the ranges' stored partials (:func:`fold_statistics_of`): no second pass.
+The smooth GLM losses (logistic, smoothed hinge, smoothed absolute) read the file again in
+passes instead (:func:`rows_from_table`). Anything needing the rows in memory (a test split,
+the exact search, why-not, the other objectives) is refused before a run is queued
+(``app.services.runs``), or skipped saying why. A fold of a cross-validation on such a table
+is a set of whole ranges (:func:`fold_ranges`), scored from the ranges' stored partials
+(:func:`fold_statistics_of`): no second pass.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from app.jobs.run_errors import describe
 from app.models import Dataset, FitMetrics, Run, RunResult, SelectedFeature
 from app.storage import ArrayStore
 from engine import SelectionResult
-from engine.from_rows import StreamedResult, select_from_rows
+from engine.from_rows import STREAMED_OBJECTIVES, StreamedResult, select_from_rows
 from engine.from_statistics import certify_from_statistics, heldout_mse, select_from_statistics
 from engine.judge import settings_of
 from engine.statistics import (
@@ -59,9 +61,10 @@ NEEDS_ROWS = (
     "a table registered by reference keeps only the sufficient statistics of least squares, "
     "not its rows"
 )
+ROWS_OBJECTIVES = tuple(STREAMED_OBJECTIVES)  # read in passes over the rows
 LATER = (
-    "logistic regression reads the rows again (foba-obj, foba-gdt or omp); the other "
-    "objectives on such tables are a later step"
+    f"{', '.join(ROWS_OBJECTIVES)} read the rows again in passes (foba-obj, foba-gdt or omp); "
+    "the other objectives need the rows in memory"
 )
 
 Recorder = Callable[[Event], Any]
@@ -69,6 +72,12 @@ Recorder = Callable[[Event], Any]
 
 def is_reference(dataset: Dataset) -> bool:
     return dataset.source == SOURCE
+
+
+def reads_rows(objective: str | None) -> bool:
+    """Whether a run of ``objective`` on such a table reads its rows in passes (else it runs
+    on the sufficient statistics)."""
+    return objective in ROWS_OBJECTIVES
 
 
 def needs_rows(what: str) -> str:
@@ -267,8 +276,8 @@ def select_from_table(
     """A run on a table registered by reference: the selection from its merged statistics,
     and the fit on all its rows measured from them. Returns the summary and whether the
     recorder stopped it early."""
-    if run.objective == LOGISTIC:
-        return logistic_from_table(run, dataset, recorder)
+    if reads_rows(run.objective):
+        return rows_from_table(run, dataset, recorder)
     stats = load_statistics(store, dataset)
     result = select_from_statistics(
         stats,
@@ -311,16 +320,18 @@ def select_from_table(
     return summary, result.cancelled
 
 
-def logistic_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple[RunResult, bool]:
-    """A logistic run on a table registered by reference: the algorithm reads the file in
-    bounded batches once per pass (``engine.select_from_rows`` on ``TableRows``), in this one
-    worker (the passes follow each other: each needs the model the one before fitted), then
-    one more pass measures the fit. The recorder (``run_job``'s writer) is asked between
-    batches, so a cancel stops it within a batch. The result says how many passes it took."""
+def rows_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple[RunResult, bool]:
+    """A run of a smooth GLM loss (``ROWS_OBJECTIVES``) on a table registered by reference:
+    the algorithm reads the file in bounded batches once per pass (``engine.select_from_rows``
+    on ``TableRows``), in this one worker (the passes follow each other: each needs the model
+    the one before fitted), then one more pass measures the fit. The recorder (``run_job``'s
+    writer) is asked between batches, so a cancel stops it within a batch. The result says
+    how many passes it took."""
     rows = TableRows(Reference.of(dataset).schema, batch_rows=BATCH_ROWS)
     result = select_from_rows(
         rows,
         algorithm=run.algorithm,
+        objective=run.objective,
         k=run.k,
         recorder=recorder,
         random_state=run.seed,
@@ -329,8 +340,8 @@ def logistic_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple
         **run.params,
     )
     coef, intercept = result.coef, float(result.intercept)
-    train = None if result.cancelled else _logistic_fit(rows, result)
-    skipped = {"skipped": f"it needs the rows in memory: {LOGISTIC_JUDGING}"}
+    train = None if result.cancelled else _rows_fit(rows, result)
+    skipped = {"skipped": f"it needs the rows in memory: {ROWS_JUDGING}"}
     settings = settings_of(result)
     summary = RunResult(
         support=[
@@ -353,24 +364,38 @@ def logistic_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple
     return summary, result.cancelled
 
 
-LOGISTIC = "logistic"
-LOGISTIC_JUDGING = "a table registered by reference is read in passes, not held"
+ROWS_JUDGING = "a table registered by reference is read in passes, not held"
 
 
-def _logistic_fit(rows: TableRows, result: StreamedResult) -> FitMetrics:
-    """Accuracy and mean log-loss on every row (as ``evaluation.fit_metrics``), from one pass
-    over the selected columns (the labels: the larger value is the positive class)."""
+def _rows_fit(rows: TableRows, result: StreamedResult) -> FitMetrics:
+    """What ``evaluation.fit_metrics`` gives for the objective's task, on every row, from one
+    pass over the selected columns: accuracy and mean log-loss of the linear predictor as the
+    log-odds (the larger label positive), or the MSE and R^2."""
     support = [int(j) for j in result.support]
     coef = result.coef[support]
-    positive = result.classes[1]
+    classes = result.classes
     n, loss, right = 0, 0.0, 0
+    y_mean, y_m2 = 0.0, 0.0  # the target's mean and sum of squared deviations (merged)
     for X, y in rows.chunks(support):
-        t = (y == positive).astype(np.float64)
         eta = X @ coef + result.intercept
-        loss += float((np.logaddexp(0.0, eta) - t * eta).sum())
-        right += int(((eta > 0) == (t > 0)).sum())
-        n += len(t)
-    return FitMetrics(n_samples=n, accuracy=right / n, log_loss=_finite(loss / n))
+        if classes:
+            t = (y == classes[1]).astype(np.float64)
+            loss += float((np.logaddexp(0.0, eta) - t * eta).sum())
+            right += int(((eta > 0) == (t > 0)).sum())
+        else:
+            loss += float(((y - eta) ** 2).sum())
+            # Chan et al.'s merge of a chunk's mean and deviations: no cancellation in var(y).
+            m = len(y)
+            mean = float(y.mean()) if m else 0.0
+            delta = mean - y_mean
+            y_m2 += float(((y - mean) ** 2).sum()) + delta * delta * n * m / max(n + m, 1)
+            y_mean += delta * m / max(n + m, 1)
+        n += len(y)
+    if classes:
+        return FitMetrics(n_samples=n, accuracy=right / n, log_loss=_finite(loss / n))
+    mse = loss / n
+    r2 = 1.0 - mse / (y_m2 / n) if y_m2 > 0 else None
+    return FitMetrics(n_samples=n, mse=_finite(mse), r2=_finite(r2))
 
 
 def _certificate(

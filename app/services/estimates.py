@@ -40,9 +40,10 @@ def for_dataset(
     objective = objective or catalog.default_objective(dataset)
     params = parse_params(algorithm, objective, query, strict=strict)
     try:
-        if objective == table_pass.LOGISTIC and table_pass.is_reference(dataset):
+        if table_pass.reads_rows(objective) and table_pass.is_reference(dataset):
             return streamed_estimate(
                 algorithm,
+                objective=objective,
                 n_samples=max(dataset.n_samples, 2),
                 n_features=dataset.n_features,
                 k=k,

@@ -97,14 +97,15 @@ def validate_config(
 
 def _statistics_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[str, Any]:
     """``validate_config`` for a table registered by reference: least squares from its
-    sufficient statistics (``engine.select_from_statistics``), or logistic regression by
+    sufficient statistics (``engine.select_from_statistics``), or a smooth GLM loss by
     passes over its rows (``engine.select_from_rows``, the algorithms it offers)."""
-    if config.objective == table_pass.LOGISTIC:
+    if table_pass.reads_rows(config.objective):
         return _rows_config(config, dataset, loc)
     if config.objective != "least_squares":
         raise InvalidInput(
             f"objective {config.objective!r} needs the rows, and {table_pass.NEEDS_ROWS}; use "
-            f"least_squares ({table_pass.LATER})",
+            f"least_squares or one of {', '.join(table_pass.ROWS_OBJECTIVES)} "
+            f"({table_pass.LATER})",
             loc=(*loc, "objective"),
         )
     try:
@@ -123,10 +124,11 @@ def _statistics_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[st
 
 
 def _rows_config(config: RunConfig, dataset: Dataset, loc: Loc) -> dict[str, Any]:
-    """Logistic on a table registered by reference: the streamed algorithms only."""
+    """A smooth GLM loss on a table registered by reference: the streamed algorithms only."""
     try:
         checked = check_rows_config(
             config.algorithm,
+            objective=str(config.objective),
             k=config.k,
             params=config.params,
             n_samples=dataset.n_samples or None,  # known once the statistics pass is done

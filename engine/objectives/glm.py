@@ -29,6 +29,7 @@ bracket where the curvature vanishes (as ``coordinate_newton.py`` does for the l
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -591,22 +592,47 @@ def coordinate_minimisers(
     set. Returns shape (n_features,).
     """
     n = eta.shape[0]
-    m = cols.m
+    h_cap = loss.smoothness * cols.colsum(cols.x * cols.x) / n + lam  # >= phi'' everywhere
+    view, at = cols, np.arange(cols.m)  # the working columns' view, shrunk with the set
+
+    def slopes(work: np.ndarray, aw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal view, at
+        if work.size != at.size:  # work is a subsequence of the view's columns
+            view, at = view.subset(np.searchsorted(at, work)), work
+        yr = view.at_rows(y)
+        z = view.at_rows(eta) + view.at_cols(aw) * view.x
+        g = view.colsum(view.x * loss.derivative(z, yr)) / n + lam * aw
+        h = view.colsum(view.x * view.x * loss.curvature(z, yr)) / n + lam
+        return g, h
+
+    return safeguarded_minimisers(slopes, h_cap)
+
+
+def safeguarded_minimisers(
+    slopes: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    h_cap: np.ndarray,
+    keep: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> np.ndarray:
+    """The iteration of :func:`coordinate_minimisers`, given how to evaluate it.
+
+    ``slopes(work, a)`` returns (phi_j'(a_j), phi_j''(a_j)) for the columns ``work`` (indices
+    into ``h_cap``, increasing, each call's a subset of the last's) at the weights ``a``;
+    ``h_cap`` bounds phi_j'' everywhere. The in-memory objective computes them from its
+    columns, ``streamed_glm`` in one pass over the rows. ``keep(work)``, if given, is asked
+    after every step which of the columns still iterating are worth it (a caller after the
+    argmax only: the others stop where they are).
+    """
+    m = h_cap.shape[0]
     a = np.zeros(m)
     lo = np.full(m, -np.inf)  # phi' < 0 at lo: the minimiser lies above
     hi = np.full(m, np.inf)  # phi' > 0 at hi
     last_move = np.zeros(m)
     width_before = np.full(m, np.inf)  # bracket width two iterations back
     width_prev = np.full(m, np.inf)
-    h_cap = loss.smoothness * cols.colsum(cols.x * cols.x) / n + lam  # >= phi'' everywhere
     work = np.arange(m)
-    view = cols
     for _ in range(_COORD_MAX_ITER):
         aw = a[work]
-        yr = view.at_rows(y)
-        z = view.at_rows(eta) + view.at_cols(aw) * view.x
-        g = view.colsum(view.x * loss.derivative(z, yr)) / n + lam * aw
-        h = view.colsum(view.x * view.x * loss.curvature(z, yr)) / n + lam
+        g, h = slopes(work, aw)
         lo[work] = np.where(g < 0, aw, lo[work])
         hi[work] = np.where(g > 0, aw, hi[work])
         width = hi[work] - lo[work]
@@ -619,12 +645,13 @@ def coordinate_minimisers(
         last_move[work] = np.abs(new - aw)
         width_before[work], width_prev[work] = width_prev[work], width
         going = ~stationary & (np.abs(new - aw) > _COORD_TOL * (1.0 + np.abs(aw)))
+        if keep is not None:
+            going &= keep(work)
         if not going.all():
-            keep = np.flatnonzero(going)
-            if keep.size == 0:
+            left = np.flatnonzero(going)
+            if left.size == 0:
                 break
-            work = work[keep]
-            view = view.subset(keep)
+            work = work[left]
     return a
 
 

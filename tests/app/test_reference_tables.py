@@ -179,9 +179,9 @@ def pass_statistics(tmp_path: Path, path: Path, root: Path, workers: int) -> byt
             assert refused.status_code == 422 and "test split" in refused.text
             refused = client.post(
                 "/api/runs",
-                json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "smoothed_hinge"},
+                json={"dataset_id": ds["id"], "algorithm": "lasso", "objective": "smoothed_hinge"},
             )
-            assert refused.status_code == 422 and "later step" in refused.text
+            assert refused.status_code == 422 and "foba-obj, foba-gdt, omp" in refused.text
             refused = client.post(
                 "/api/stability",
                 json={"dataset_id": ds["id"], "algorithm": "omp", "objective": "logistic"},

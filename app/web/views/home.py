@@ -23,14 +23,15 @@ from engine.estimate import duration
 
 def objective_specs(dataset: Dataset) -> list[dict[str, Any]]:
     """Objectives usable on the data set (a classification objective needs binary labels; a
-    table registered by reference offers logistic too, its two labels checked as it is read)."""
+    table registered by reference offers the streamed classification losses too, their two
+    labels checked as they are read)."""
     streamed = table_pass.is_reference(dataset)
     return [
         spec.to_dict()
         for spec in catalog.OBJECTIVES.values()
         if spec.task != Task.classification
         or dataset.task == Task.classification
-        or (streamed and spec.name == table_pass.LOGISTIC)
+        or (streamed and table_pass.reads_rows(spec.name))
     ]
 
 
