@@ -14,12 +14,13 @@ what to fix), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -326,12 +327,28 @@ class StreamedTable:
     meta: dict[str, Any] = dataclasses.field(default_factory=lambda: {"excluded": {}})
 
 
+@contextlib.contextmanager
+def stream_refusals(args: argparse.Namespace) -> Iterator[None]:
+    """A streamed table's refusals (the reader's, the engine's) as usage errors: exit 2 with
+    the message, no traceback."""
+    from app.ingest.chunked import StreamError
+
+    try:
+        yield
+    except StreamError as exc:
+        raise UsageError(str(exc)) from None
+    except ConfigError as exc:
+        raise UsageError(_config_message(exc, args)) from None
+    except ValueError as exc:
+        raise UsageError(f"{args.csv}: {exc}") from None
+
+
 def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, Any]) -> int:
     """``select`` on a table larger than memory: one pass in bounded batches into the
     sufficient statistics (app.ingest.chunked), then the selection from them
     (engine.select_from_statistics); least squares, the same output. The smooth GLM losses
     read the rows in passes instead (:func:`select_streamed_rows`)."""
-    from app.ingest.chunked import StreamError, table_statistics
+    from app.ingest.chunked import table_statistics
     from engine.from_rows import STREAMED_OBJECTIVES
     from engine.from_statistics import select_from_statistics
 
@@ -339,7 +356,7 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
     if objective in STREAMED_OBJECTIVES:
         return select_streamed_rows(args, objective, params)
     cv = None
-    try:
+    with stream_refusals(args):
         schema = scan_streamed(args)
         if args.cv:
             stats, cv = cross_validate_streamed(args, schema, params)
@@ -354,12 +371,6 @@ def select_streamed(args: argparse.Namespace, objective: str, params: dict[str, 
             standardize=args.standardize,
             **params,
         )
-    except StreamError as exc:
-        raise UsageError(str(exc)) from None
-    except ConfigError as exc:
-        raise UsageError(_config_message(exc, args)) from None
-    except ValueError as exc:
-        raise UsageError(f"{args.csv}: {exc}") from None
     table: Any = StreamedTable(  # what _as_json and _as_text read of a loaded table
         target=schema.target,
         feature_names=schema.feature_names,
@@ -381,11 +392,10 @@ def select_streamed_rows(args: argparse.Namespace, objective: str, params: dict[
     """``select --objective logistic|smoothed_hinge|smoothed_absolute`` on a streamed table:
     the algorithm reads the table once per pass (app.ingest.table_rows;
     engine.select_from_rows); the output says how many passes it took."""
-    from app.ingest.chunked import StreamError
     from app.ingest.table_rows import TableRows
     from engine.from_rows import select_from_rows
 
-    try:
+    with stream_refusals(args):
         schema = scan_streamed(args)
         result = select_from_rows(
             TableRows(schema),
@@ -396,12 +406,6 @@ def select_streamed_rows(args: argparse.Namespace, objective: str, params: dict[
             standardize=args.standardize,
             **params,
         )
-    except StreamError as exc:
-        raise UsageError(str(exc)) from None
-    except ConfigError as exc:
-        raise UsageError(_config_message(exc, args)) from None
-    except ValueError as exc:
-        raise UsageError(f"{args.csv}: {exc}") from None
     table: Any = StreamedTable(
         target=schema.target,
         feature_names=schema.feature_names,

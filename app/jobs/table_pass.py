@@ -294,28 +294,17 @@ def select_from_table(
     mse = heldout_mse(stats, coef, intercept)
     r2 = 1.0 - mse * stats.n / stats.yy if stats.yy > 0 else None
     skipped = {"skipped": f"it needs the rows, and {NEEDS_ROWS}"}
-    settings = settings_of(result)
     certificate = None
     if run.certify and not result.cancelled:
         certificate, events = _certificate(stats, result)
         for event in events:  # the certificate, told in the trace's checks (as run_job does)
             recorder(event)
-    summary = RunResult(
-        support=[
-            SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
-            for j in result.support
-        ],
-        intercept=intercept,
-        objective=_finite(result.objective),
-        n_steps=result.n_steps,
-        stop_reason=result.stop_reason,
-        engine_seconds=result.elapsed,
+    summary = _run_result(
+        dataset,
+        result,
         train=FitMetrics(n_samples=stats.n, mse=_finite(mse), r2=_finite(r2)),
-        test=None,
-        recovery=None,
         certificate=certificate,
         exact=skipped if run.exact else None,
-        judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
     )
     return summary, result.cancelled
 
@@ -339,29 +328,49 @@ def rows_from_table(run: Run, dataset: Dataset, recorder: Recorder) -> tuple[Run
         standardize=run.standardize,
         **run.params,
     )
-    coef, intercept = result.coef, float(result.intercept)
     train = None if result.cancelled else _rows_fit(rows, result)
     skipped = {"skipped": f"it needs the rows in memory: {ROWS_JUDGING}"}
+    summary = _run_result(
+        dataset,
+        result,
+        train=train or FitMetrics(n_samples=result.n_samples),
+        certificate=skipped if run.certify else None,
+        exact=skipped if run.exact else None,
+        passes={**result.passes_dict(), "fit_passes": 0 if train is None else 1},
+    )
+    return summary, result.cancelled
+
+
+def _run_result(
+    dataset: Dataset,
+    result: SelectionResult,
+    *,
+    train: FitMetrics,
+    certificate: dict[str, Any] | None,
+    exact: dict[str, Any] | None,
+    passes: dict[str, int] | None = None,
+) -> RunResult:
+    """The stored summary of a run on a table registered by reference (no test split, no
+    recovery: the rows are not held)."""
     settings = settings_of(result)
-    summary = RunResult(
+    return RunResult(
         support=[
-            SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(coef[j]))
+            SelectedFeature(index=int(j), name=dataset.feature_names[j], coef=float(result.coef[j]))
             for j in result.support
         ],
-        intercept=intercept,
+        intercept=float(result.intercept),
         objective=_finite(result.objective),
         n_steps=result.n_steps,
         stop_reason=result.stop_reason,
         engine_seconds=result.elapsed,
-        train=train or FitMetrics(n_samples=result.n_samples),
+        train=train,
         test=None,
         recovery=None,
-        certificate=skipped if run.certify else None,
-        exact=skipped if run.exact else None,
+        certificate=certificate,
+        exact=exact,
         judged_as={n: v.item() if isinstance(v, np.generic) else v for n, v in settings.items()},
-        passes={**result.passes_dict(), "fit_passes": 0 if train is None else 1},
+        passes=passes,
     )
-    return summary, result.cancelled
 
 
 ROWS_JUDGING = "a table registered by reference is read in passes, not held"

@@ -234,60 +234,47 @@ class StreamedGLM(Objective):
         return StreamedGLMActiveSet(self)
 
 
-class StreamedSmoothedHinge(StreamedGLM):
+class _StreamedSmoothed(StreamedGLM):
+    """A smoothed loss of ``engine.objectives.smoothed`` on rows: its loss made from ``beta``."""
+
+    loss_type: ClassVar[type[SmoothedHingeLoss] | type[SmoothedAbsoluteLoss]]
+
+    def __init__(
+        self,
+        rows: RowSource,
+        *,
+        beta: float = 10.0,
+        lam: float = 0.0,
+        fit_intercept: bool = True,
+        standardize: bool = False,
+        checkpoint: Callable[[], None] | None = None,
+    ) -> None:
+        loss = self.loss_type(beta)
+        super().__init__(
+            rows,
+            loss,
+            lam=lam,
+            fit_intercept=fit_intercept,
+            standardize=standardize,
+            checkpoint=checkpoint,
+        )
+        self.beta = loss.beta
+
+
+class StreamedSmoothedHinge(_StreamedSmoothed):
     """``smoothed.SmoothedHinge`` on rows: labels s = +1 for the larger of two values."""
 
     name = "smoothed_hinge"
     two_labels = True
     loss_title = "the hinge loss"
-
-    def __init__(
-        self,
-        rows: RowSource,
-        *,
-        beta: float = 10.0,
-        lam: float = 0.0,
-        fit_intercept: bool = True,
-        standardize: bool = False,
-        checkpoint: Callable[[], None] | None = None,
-    ) -> None:
-        loss = SmoothedHingeLoss(beta)
-        super().__init__(
-            rows,
-            loss,
-            lam=lam,
-            fit_intercept=fit_intercept,
-            standardize=standardize,
-            checkpoint=checkpoint,
-        )
-        self.beta = loss.beta
+    loss_type = SmoothedHingeLoss
 
 
-class StreamedSmoothedAbsolute(StreamedGLM):
+class StreamedSmoothedAbsolute(_StreamedSmoothed):
     """``smoothed.SmoothedAbsolute`` (Huber) on rows: a numeric target."""
 
     name = "smoothed_absolute"
-
-    def __init__(
-        self,
-        rows: RowSource,
-        *,
-        beta: float = 10.0,
-        lam: float = 0.0,
-        fit_intercept: bool = True,
-        standardize: bool = False,
-        checkpoint: Callable[[], None] | None = None,
-    ) -> None:
-        loss = SmoothedAbsoluteLoss(beta)
-        super().__init__(
-            rows,
-            loss,
-            lam=lam,
-            fit_intercept=fit_intercept,
-            standardize=standardize,
-            checkpoint=checkpoint,
-        )
-        self.beta = loss.beta
+    loss_type = SmoothedAbsoluteLoss
 
     def initial_intercept(self) -> float:
         # The in-memory loss starts at the median, which needs the column in memory (or a
