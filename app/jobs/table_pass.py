@@ -82,7 +82,7 @@ def reads_rows(objective: str | None) -> bool:
 
 def needs_rows(what: str) -> str:
     """Why ``what`` is not offered on a table registered by reference."""
-    return f"{what} needs the rows, and {NEEDS_ROWS} (a later step of issue 28)"
+    return f"{what} needs the rows in memory, and {NEEDS_ROWS}"
 
 
 @dataclass(frozen=True)

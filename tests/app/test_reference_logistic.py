@@ -6,6 +6,7 @@ refused with a 422 naming the field."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,14 @@ def test_a_logistic_run_reads_the_table_in_passes(tmp_path: Path, database_url: 
         assert page.status_code == 200
         assert f"{passes['passes']} times by one worker" in page.text
         assert f"{passes['rows_read']} rows read" in page.text
+        # What needs the rows is not offered, and the page says why: no 'why not' form, no
+        # exact-search hint, no stability study (least squares only on such a table).
+        text = html.unescape(page.text)
+        assert "'Why not' needs the rows in memory" in text
+        assert "the exact search needs the rows in memory" in text
+        assert 'id="why-not-feature"' not in page.text and 'id="stability-run"' not in page.text
+        refused = client.get(f"/api/runs/{big['id']}/why-not/0")
+        assert refused.status_code == 422 and "needs the rows" in refused.text
 
         # The run form's estimate: passes x the statistics pass's time (short here).
         estimate = client.get(

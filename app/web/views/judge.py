@@ -8,6 +8,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.errors import Conflict, InvalidInput
+from app.jobs import table_pass
 from app.models import Dataset, Run, RunResult
 from app.services import judging
 from app.storage import ArrayStore
@@ -40,7 +41,13 @@ def run_judgement(run: Run, dataset: Dataset, result: RunResult | None) -> dict[
         out["alternatives"] = _exchanges(cert["alternatives"], names)
         out["n_exchanges"], out["cert_seconds"] = cert["n_exchanges"], cert["elapsed"]
         out["tie_tolerance"] = cert["tie_tolerance"]
-    if exact is None:
+    # A table registered by reference is not held in memory: no exact search to offer, no
+    # 'why not' to ask (both refuse it), so the card says why instead of offering them.
+    held = not table_pass.is_reference(dataset)
+    out["rows_needed"] = None if held else table_pass.needs_rows("'Why not'")
+    if exact is None and not held:
+        out["exact_state"], out["exact_text"] = "skipped", table_pass.needs_rows("the exact search")
+    elif exact is None:
         out["exact_state"] = "off" if not run.exact else "absent"
     elif "skipped" in exact:
         out["exact_state"], out["exact_text"] = "skipped", exact["skipped"]

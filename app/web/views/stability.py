@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from sqlmodel import Session, col, select
 
 import engine
+from app.jobs import table_pass
 from app.models import ACTIVE, Dataset, Run, RunStatus, StabilityStudy, stored_id
 from app.services import catalog
 from app.services import datasets as dataset_service
@@ -18,6 +19,7 @@ from app.services.parts import status_of
 from app.storage import ArrayStore
 from app.web.charts.stability import heatmap_figure, index_figure, path_figure, ranked_units
 from app.web.charts.style import DASH
+from engine.from_statistics import OBJECTIVE, check_statistics_config
 
 PEERS = ("omp", "lasso", "abess")  # compared by default, when they can run on the data set
 MAX_TABLE_ROWS = 40
@@ -27,12 +29,31 @@ MAX_TABLE_ROWS = 40
 
 
 def takes_k(dataset: Dataset) -> list[dict[str, Any]]:
-    """Algorithms that take k and can run on the data set with their defaults."""
+    """Algorithms that take k and can run on the data set with their defaults (on a table
+    registered by reference: least squares from its statistics, as its studies run)."""
+    reference = table_pass.is_reference(dataset)
     return [
         spec.to_dict()
         for spec in engine.ALGORITHMS.values()
-        if spec.k != "unused" and catalog.blocked_reason(spec, dataset) is None
+        if spec.k != "unused"
+        and catalog.blocked_reason(spec, dataset) is None
+        and (not reference or _from_statistics(spec.name, dataset))
     ]
+
+
+def _from_statistics(algorithm: str, dataset: Dataset) -> bool:
+    """Whether the algorithm runs with its defaults from a reference table's statistics."""
+    try:
+        check_statistics_config(
+            algorithm,
+            k=catalog.default_k(dataset),
+            n_samples=dataset.n_samples or None,
+            n_features=dataset.n_features,
+            has_groups=dataset.groups is not None,
+        )
+    except engine.ConfigError:
+        return False
+    return True
 
 
 def stability_form(dataset: Dataset) -> dict[str, Any]:
@@ -80,10 +101,20 @@ def run_section(session: Session, run_id: int) -> dict[str, Any]:
     dataset = session.get(Dataset, run.dataset_id)
     names = [a["name"] for a in takes_k(dataset)] if dataset else []
     return {
-        "stability_offer": run.k is not None and run.status == RunStatus.done,
+        "stability_offer": run.k is not None
+        and run.status == RunStatus.done
+        and (dataset is None or _studies_run(run, dataset, names)),
         "stability_peers": [p for p in PEERS if p in names and p != run.algorithm],
         "stability_studies": studies_of(session, studies),
     }
+
+
+def _studies_run(run: Run, dataset: Dataset, names: list[str]) -> bool:
+    """Whether a study of the run can run: on a table registered by reference, only least
+    squares from its statistics (an algorithm ``takes_k`` lists)."""
+    if not table_pass.is_reference(dataset):
+        return True
+    return run.objective == OBJECTIVE and run.algorithm in names
 
 
 # --------------------------------------------------------------------------- the page
