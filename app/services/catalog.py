@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import engine
+from app.jobs import table_pass
 from app.models import Dataset, Task
 from engine import datasets as generators
+from engine.from_statistics import check_statistics_config
 
 TABLE_TASKS = frozenset(t.value for t in Task)
 
@@ -69,21 +71,33 @@ def blocked_reason(algorithm: engine.AlgorithmSpec, dataset: Dataset) -> str | N
     required = [p.name for p in algorithm.params if p.required]
     if required:
         return f"needs {', '.join(required)}"
+    k = default_k(dataset) if algorithm.k != "unused" else None
     try:
-        engine.check_config(
-            algorithm.name,
-            default_objective(dataset),
-            k=default_k(dataset) if algorithm.k != "unused" else None,
-            n_samples=dataset.n_samples,
-            n_features=dataset.n_features,
-            has_groups=dataset.groups is not None,
-            task=dataset.task,
-        )
+        if table_pass.is_reference(dataset):  # not held: least squares from its statistics
+            check_statistics_config(
+                algorithm.name,
+                k=k,
+                n_samples=dataset.n_samples or None,
+                n_features=dataset.n_features,
+                has_groups=dataset.groups is not None,
+            )
+        else:
+            engine.check_config(
+                algorithm.name,
+                default_objective(dataset),
+                k=k,
+                n_samples=dataset.n_samples,
+                n_features=dataset.n_features,
+                has_groups=dataset.groups is not None,
+                task=dataset.task,
+            )
     except engine.ConfigError as exc:
         if exc.field == "groups":
             return "needs feature groups"
         if exc.field == "algorithm" and algorithm.requires.more_samples_than_features:
             return "needs more rows than features"
+        if exc.field == "algorithm" and table_pass.is_reference(dataset):
+            return "needs the rows in memory"
         return str(exc)
     return None
 

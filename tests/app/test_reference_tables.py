@@ -6,6 +6,7 @@ rows uploaded in memory."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -521,6 +522,12 @@ def test_stability_on_a_reference_table_equals_the_engine_on_its_range_halves(
         assert "“why not” answer" not in page.text  # it needs the rows: not offered
         form = client.get(f"/datasets/{ds['id']}").text  # the data set page offers the study
         assert 'action="/api/stability"' in form and f"/stability/{study['id']}" in form
+        # Its forms offer what runs from the statistics: abess and lasso need the rows.
+        assert re.search(r'data-algorithm="abess"[^>]*disabled', form)
+        assert form.count("needs the rows in memory") >= 2
+        assert (
+            '<option value="lasso"' not in form.split('id="st-algorithm"')[1].split("</select>")[0]
+        )
         why = client.get(f"/api/stability/{study['id']}/why-not", params={"feature": 0, "k": 2})
         assert why.status_code == 409 and "needs the rows" in why.text
         # What stays refused says what to change.

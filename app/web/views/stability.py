@@ -19,7 +19,7 @@ from app.services.parts import status_of
 from app.storage import ArrayStore
 from app.web.charts.stability import heatmap_figure, index_figure, path_figure, ranked_units
 from app.web.charts.style import DASH
-from engine.from_statistics import OBJECTIVE, check_statistics_config
+from engine.from_statistics import OBJECTIVE
 
 PEERS = ("omp", "lasso", "abess")  # compared by default, when they can run on the data set
 MAX_TABLE_ROWS = 40
@@ -30,30 +30,12 @@ MAX_TABLE_ROWS = 40
 
 def takes_k(dataset: Dataset) -> list[dict[str, Any]]:
     """Algorithms that take k and can run on the data set with their defaults (on a table
-    registered by reference: least squares from its statistics, as its studies run)."""
-    reference = table_pass.is_reference(dataset)
+    registered by reference: from its statistics, ``catalog.blocked_reason``)."""
     return [
         spec.to_dict()
         for spec in engine.ALGORITHMS.values()
-        if spec.k != "unused"
-        and catalog.blocked_reason(spec, dataset) is None
-        and (not reference or _from_statistics(spec.name, dataset))
+        if spec.k != "unused" and catalog.blocked_reason(spec, dataset) is None
     ]
-
-
-def _from_statistics(algorithm: str, dataset: Dataset) -> bool:
-    """Whether the algorithm runs with its defaults from a reference table's statistics."""
-    try:
-        check_statistics_config(
-            algorithm,
-            k=catalog.default_k(dataset),
-            n_samples=dataset.n_samples or None,
-            n_features=dataset.n_features,
-            has_groups=dataset.groups is not None,
-        )
-    except engine.ConfigError:
-        return False
-    return True
 
 
 def stability_form(dataset: Dataset) -> dict[str, Any]:
