@@ -140,17 +140,7 @@ def logistic_coordinate_moves(
             h *= inv[work] ** 2
         g += lam * aw
         h += lam
-        lw = np.where(g < 0, aw, lo[work])
-        hw = np.where(g > 0, aw, hi[work])
-        lo[work], hi[work] = lw, hw
-        new = aw - g / np.maximum(h, 1e-300)
-        # Newton can only leave the bracket on a finite side; a step lost to rounding lands
-        # on the bracket's end and is not "outside".
-        outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
-        with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
-            new = np.where(outside, 0.5 * (lw + hw), new)
-        a[work] = np.where(g == 0, aw, new)
-        going = (np.abs(g) > _TOL) & (np.abs(new - aw) > _TOL * (1.0 + np.abs(aw)))
+        a[work], going = bracketed_newton_step(aw, g, h, lo, hi, work)
         if not going.all():
             keep = np.flatnonzero(going)
             if keep.size == 0:
@@ -159,6 +149,32 @@ def logistic_coordinate_moves(
             view = view.subset(keep)
             x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
     return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
+
+
+def bracketed_newton_step(
+    aw: np.ndarray,
+    g: np.ndarray,
+    h: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    work: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One safeguarded Newton step of the coordinates ``work`` (weights ``aw``, derivatives
+    ``g`` and ``h`` there): their brackets ``lo``/``hi`` narrowed in place, a step leaving
+    the bracket replaced by its midpoint. Returns the new weights and which coordinates go on
+    iterating. The in-memory objective and the streamed one (``streamed_logistic``) step the
+    same way, so they reach the same weights."""
+    lw = np.where(g < 0, aw, lo[work])
+    hw = np.where(g > 0, aw, hi[work])
+    lo[work], hi[work] = lw, hw
+    new = aw - g / np.maximum(h, 1e-300)
+    # Newton can only leave the bracket on a finite side; a step lost to rounding lands on
+    # the bracket's end and is not "outside".
+    outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
+    with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
+        new = np.where(outside, 0.5 * (lw + hw), new)
+    going = (np.abs(g) > _TOL) & (np.abs(new - aw) > _TOL * (1.0 + np.abs(aw)))
+    return np.where(g == 0, aw, new), going
 
 
 def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -35,8 +35,7 @@ from .coordinate_bounds import (
     self_concordant_decrease,
 )
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
-from .coordinate_newton import _TOL as _COORD_TOL
-from .coordinate_newton import loss_change
+from .coordinate_newton import bracketed_newton_step, loss_change
 from .logistic import _BOUND_SLACK, _SHIFT_MAX_ITER, LogLoss
 from .streamed_glm import StreamedGLM, StreamedGLMActiveSet
 
@@ -183,15 +182,7 @@ class StreamedLogisticActiveSet(StreamedGLMActiveSet):
                 break  # the budget's last weights, evaluated: as the in-memory objective
             g = g / n + lam * aw
             h = h / n + lam
-            lw = np.where(g < 0, aw, lo[work])
-            hw = np.where(g > 0, aw, hi[work])
-            lo[work], hi[work] = lw, hw
-            new = aw - g / np.maximum(h, 1e-300)
-            outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
-            with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
-                new = np.where(outside, 0.5 * (lw + hw), new)
-            a[work] = np.where(g == 0, aw, new)
-            going = (np.abs(g) > _COORD_TOL) & (np.abs(new - aw) > _COORD_TOL * (1.0 + np.abs(aw)))
+            a[work], going = bracketed_newton_step(aw, g, h, lo, hi, work)
             if not going.all():
                 work = work[going]
                 if work.size == 0:
