@@ -87,12 +87,16 @@ class ActiveSet(ABC):
         def support(self) -> list[int]: ...
 
     value: float
+    # The weights on the support, in its order; every active set keeps them so.
+    _w: np.ndarray
 
     # ----------------------------------------------------------------- state
     @property
-    @abstractmethod
     def coef(self) -> np.ndarray:
         """Full coefficient vector, shape (n_features,), zero off the support."""
+        w = np.zeros(self.objective.n_features)
+        w[self.support] = self._w
+        return w
 
     @property
     @abstractmethod

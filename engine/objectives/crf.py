@@ -240,12 +240,6 @@ class CRFActiveSet(ActiveSet):
 
     # ----------------------------------------------------------------- state
     @property
-    def coef(self) -> np.ndarray:
-        w = np.zeros(self.objective.n_features)
-        w[self.support] = self._w
-        return w
-
-    @property
     def intercept(self) -> float:
         return 0.0
 

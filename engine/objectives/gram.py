@@ -128,12 +128,6 @@ class GramActiveSet(ActiveSet):
         return len(self.support)
 
     @property
-    def coef(self) -> np.ndarray:
-        w = np.zeros(self.objective.n_features)
-        w[self.support] = self._w
-        return w
-
-    @property
     def intercept(self) -> float:
         if not self.objective.fit_intercept:
             return 0.0

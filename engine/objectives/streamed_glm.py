@@ -303,12 +303,6 @@ class StreamedGLMActiveSet(ActiveSet):
         self._refit()
 
     @property
-    def coef(self) -> np.ndarray:
-        w = np.zeros(self.objective.n_features)
-        w[self.support] = self._w
-        return w
-
-    @property
     def intercept(self) -> float:
         return self._b
 
