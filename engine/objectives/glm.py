@@ -442,15 +442,17 @@ def _hessian(
 ) -> np.ndarray:
     """Hessian of Q in (w_S, b), shape (q, q), q = k + fit_b."""
     k, n = A.shape
-    dd = loss.curvature(eta, y) / n
-    q = k + fit_b
-    H = np.empty((q, q))
-    Ad = A * dd
-    H[:k, :k] = Ad @ A.T
-    H[:k, :k].flat[:: k + 1] += lam
+    # H = S S^T with S = [A; 1] sqrt(D): numpy hands a product of an array with its own
+    # transpose to BLAS syrk, half the flops of (A D) A^T, and the intercept's row and column
+    # come in the same call (issue 22: 60-75 us instead of 130-150 us at k = 55, n = 600).
+    # The curvature is >= 0, so the square root is real.
+    root = np.sqrt(loss.curvature(eta, y) / n)
+    S = np.empty((k + fit_b, n))
+    np.multiply(A, root, out=S[:k])
     if fit_b:
-        H[:k, k] = H[k, :k] = Ad.sum(axis=1)
-        H[k, k] = dd.sum()
+        S[k] = root
+    H = S @ S.T
+    H[:k, :k].flat[:: k + 1] += lam
     return H
 
 
