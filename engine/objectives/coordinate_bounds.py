@@ -12,9 +12,15 @@ exponentials per entry of X; bounding them costs two matrix-vector products:
       psi_j(a) = g_j a + h_j (exp(-M_j|a|) + M_j|a| - 1) / M_j^2 + lam a^2 / 2,
   so D_j <= -min psi_j, a 1-D problem in closed-form pieces costing O(1) per feature.
 
-We solve exactly the few candidates with the largest Newton estimate g^2 / (2 phi''(0)), then
-every candidate whose upper bound reaches the best exact drop so far. The rest cannot win. The
-returned argmax and drop are exactly those of the full computation.
+No candidate whose upper bound is below a lower bound of another's drop can win. The largest
+lower bound comes from the bounds of :func:`lower_bounds` and from the drop at the Newton step
+of the few best Newton estimates g^2 / (2 phi''(0)), evaluated exactly; the candidates whose
+upper bound reaches it are solved together, and after their first Newton step those whose drop
+is then provably below another's stop (``logistic_coordinate_moves``' ``prune``): on logistic
+FoBa-obj at 600 x 200 about 10 candidates take that step and one is solved to the end, where
+solving the Newton estimate's best 8, then every candidate whose upper bound reached the best
+of them, took two rounds of about 5 columns each to convergence (issue 22). The returned argmax
+and drop are exactly those of the full computation.
 """
 
 from __future__ import annotations
@@ -22,9 +28,16 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .coordinate_newton import Columns, logistic_coordinate_moves
+from .coordinate_newton import (
+    Columns,
+    _objective_change,
+    logistic_coordinate_moves,
+    self_concordant_decrease,
+)
 
 _FIRST_BATCH = 8
+_PROBES = 2  # Newton steps evaluated exactly for the lower bound
+_ONE_ROUND_MAX = 32  # short lists longer than this: two rounds (bounds too weak to pay)
 _BOUND_ITER = 100
 _BOUND_MARGIN = 1e-9  # relative slack on the upper bound, far above its rounding
 _SQUARES_MAX_ENTRIES = 1_000_000  # a dense X up to 8 MB keeps a copy of its squares
@@ -74,22 +87,63 @@ def best_coordinate_drop(
     g = stats.design.rmatvec(p - t)[candidates] / n
     h = stats.sq_rmatvec(p * (1.0 - p))[candidates] / n
     M = stats.absmax[candidates]
-    estimate = g * g / (2.0 * (h + lam))
-
-    order = np.argsort(-estimate, kind="stable")
-    first = order[:_FIRST_BATCH]
-    exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
-    best = max(drop for drop, _ in exact.values())
-    rest = order[_FIRST_BATCH:]
-    # Closed-form bounds rule most candidates out; the tight bound only for what is left.
-    rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
-    contenders = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], lam) >= best]
-    if contenders.size:
-        exact.update(_solved(contenders, _solve(stats, eta, t, lam, candidates[contenders])))
+    ag = np.abs(g)
+    # The largest lower bound (module docstring); the drops at the probes' Newton steps are
+    # within a few per cent of their exact drops, far tighter than the bounds (they halve the
+    # short list) for one pass over two columns.
+    floor = float(np.max(lower_bounds(ag, h, M, stats.design.sq_norms[candidates] / n, lam)))
+    top = np.argsort(-(g * g / (2.0 * (h + lam))), kind="stable")[:_PROBES]
+    step = -g[top] / (h[top] + lam)
+    change = _objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
+    floor = max(floor, float(np.max(-change)))
+    floor *= 1.0 - _BOUND_MARGIN
+    short = np.flatnonzero(closed_form_bounds(ag, h, M, lam) >= floor)
+    upper = _upper_bounds(ag[short], h[short], M[short], lam)
+    keep = upper >= floor
+    short, upper = short[keep], upper[keep]
+    if short.size <= _ONE_ROUND_MAX:
+        at_zero = (g[short], h[short])
+        moves = _solve(stats, eta, t, lam, candidates[short], at_zero, (floor, M[short]))
+        solved = np.isfinite(moves[0])  # the others were pruned: below the floor
+        exact = _solved(short[solved], (moves[0][solved], moves[1][solved]))
+    else:  # weak lower bounds (drops near 0): the Newton estimate's best first, then the rest
+        order = np.argsort(-(g[short] ** 2 / (2.0 * (h[short] + lam))), kind="stable")
+        first = short[order[:_FIRST_BATCH]]
+        exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
+        best = max(drop for drop, _ in exact.values())
+        rest = order[_FIRST_BATCH:]
+        contenders = short[rest[upper[rest] >= best]]
+        if contenders.size:
+            exact.update(_solved(contenders, _solve(stats, eta, t, lam, candidates[contenders])))
     # ties: the lowest position, as argmax
     i = max(exact, key=lambda pos: (exact[pos][0], -pos))
     drop, move = exact[i]
     return int(candidates[i]), float(drop), float(move), len(exact)
+
+
+def lower_bounds(
+    g: np.ndarray, h: np.ndarray, M: np.ndarray, S: np.ndarray, lam: float
+) -> np.ndarray:
+    """Lower bounds on the one-coordinate drops D_j, for |g_j|, h_j and M_j as in the module
+    docstring and S_j = mean x_ij^2: the larger of two.
+
+    * The log-loss is 1/4-smooth: phi_j'' <= S_j/4 + lam, so D_j >= g^2 / (2 (S_j/4 + lam)).
+    * Self-concordance the other way: phi_j''(a) <= h e^{M|a|} + lam, so phi_j lies below
+      g a + h (e^{M|a|} - M|a| - 1)/M^2 + lam a^2/2; at the step s = log(1 + r)/M, r = |g|M/h
+      (where the first two terms are least), the drop is at least
+      (h/M^2) ((1 + r) log(1 + r) - r) - lam s^2/2.
+    """
+    smooth = g * g / (2.0 * (0.25 * S + lam))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ok = (h > 0) & (M > 0)
+        Ms = np.where(ok, M, 1.0)
+        r = np.where(ok, g * Ms / np.where(ok, h, 1.0), 0.0)
+        s = np.log1p(r) / Ms
+        # (1 + r) log(1 + r) - r = r^2/2 - r^3/6 + r^4/12 - ...: alternating and decreasing
+        # for r < 1, so its first two terms bound it below where the formula cancels.
+        f = np.where(r < 1e-3, r * r * (0.5 - r / 6.0), (1.0 + r) * np.log1p(r) - r)
+        sc = np.where(ok, h * f / (Ms * Ms) - 0.5 * lam * s * s, 0.0)
+    return np.maximum(np.maximum(smooth, np.where(np.isfinite(sc), sc, 0.0)), 0.0)
 
 
 def _solved(pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]) -> dict:
@@ -98,8 +152,10 @@ def _solved(pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]) -> dict:
     return {int(i): (float(d), float(a)) for i, d, a in zip(pos, drops, steps, strict=True)}
 
 
-def _solve(stats, eta, t, lam, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return logistic_coordinate_moves(stats.columns.subset(idx), eta, t, lam)
+def _solve(
+    stats, eta, t, lam, idx: np.ndarray, at_zero=None, prune=None
+) -> tuple[np.ndarray, np.ndarray]:
+    return logistic_coordinate_moves(stats.columns.subset(idx), eta, t, lam, at_zero, prune)
 
 
 def closed_form_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:
@@ -116,48 +172,48 @@ def closed_form_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) 
     return np.minimum(loss_part, ridge_part) * (1.0 + _BOUND_MARGIN) + 1e-300
 
 
-def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Upper bounds on phi(0) - min_s phi(s) for convex phi with phi'(0) = g, phi''(0) = h and
-    |phi'''| <= phi'' (a mean of log-losses of predictions moved by s).
-
-    Self-concordance gives phi''(s) >= h e^-|s|, so phi(s) >= phi(0) + g s + h (e^-|s| + |s| -
-    1), whose minimum is phi(0) - h f(r), r = |g| / h, f(r) = r + (1 - r) log(1 - r) =
-    sum_{k>=2} r^k / (k (k-1)); +inf when r >= 1 (the bound does not stop the move). For
-    small r the series' bound r^2/2 + r^3 / (6 (1 - r)) replaces the formula's cancellation.
-    A move along a column with |x_i| <= M: pass g M and divide the bound by M^2.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(h > 0, np.abs(g) / np.where(h > 0, h, 1.0), np.inf)
-        small = r < 1e-2
-        rs = np.where(small, r, 0.0)
-        series = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
-        rb = np.where(small | (r >= 1.0), 0.5, r)
-        formula = rb + (1.0 - rb) * np.log1p(-rb)
-        f = np.where(small, series, formula)
-        bound = np.where(r < 1.0, h * f * (1.0 + _BOUND_MARGIN), np.inf)
-    return np.where(g == 0.0, 0.0, bound)
-
-
 def _upper_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:
     """max_s>=0 of |g| s - h (e^{-Ms} + Ms - 1)/M^2 - lam s^2/2, per feature (+inf if unbounded).
 
     The maximiser solves F(s) = h (1 - e^{-Ms})/M + lam s - |g| = 0; F is increasing and
-    concave, so Newton from s = 0 climbs to the root monotonically without overshooting.
+    concave, so Newton from any point left of the root (s = 0, say) climbs to it monotonically
+    without overshooting.
     """
     s = np.zeros_like(g)
     unbounded = (lam == 0.0) & (g * M >= h)  # the loss's curvature alone cannot stop the move
-    live = ~unbounded & (g > 0)
+    # The features still iterating, gathered once and shrunk as they converge (not gathered
+    # and scattered through a mask every iteration: issue 22, 2.5x faster at ~15 features).
+    idx = np.flatnonzero(~unbounded & (g > 0))
+    gl, hl, Ml = g[idx], h[idx], M[idx]
+    # Newton climbs to the root from any point left of it (F <= 0), so start at the largest
+    # of three such points instead of 0 (issue 22: 1-3 steps instead of ~10):
+    # (|g| - h/M)/lam, where F = -h e^{-Ms}/M (the whole move when the ridge stops it), and one
+    # Newton step from the smaller of the roots without the ridge and without the loss's
+    # curvature (F >= 0 at both, so the step lands left: F is concave).
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r = gl * Ml / hl
+        right = np.where(r < 1.0, -np.log1p(-np.minimum(r, 1.0)) / Ml, np.inf)
+        start = np.zeros_like(gl)
+        if lam > 0:
+            right = np.minimum(right, gl / lam)
+            start = np.maximum(start, (gl - hl / Ml) / lam)
+        e = np.exp(-Ml * right)
+        left = right - (hl * (1.0 - e) / Ml + lam * right - gl) / (hl * e + lam)
+    sl = np.where(np.isfinite(left), np.maximum(start, left), start)
+    sl = np.where(np.isfinite(sl), sl, 0.0)
     for _ in range(_BOUND_ITER):
-        if not live.any():
+        if idx.size == 0:
             break
-        e = np.exp(-M[live] * s[live])
-        F = h[live] * (1.0 - e) / M[live] + lam * s[live] - g[live]
-        dF = h[live] * e + lam
+        e = np.exp(-Ml * sl)
+        F = hl * (1.0 - e) / Ml + lam * sl - gl
+        dF = hl * e + lam
         step = -F / dF
-        s[live] += step
-        still = np.abs(step) > 1e-13 * (1.0 + s[live])
-        idx = np.flatnonzero(live)
-        live[idx[~still]] = False
+        sl = sl + step
+        still = np.abs(step) > 1e-13 * (1.0 + sl)
+        if not still.all():
+            s[idx[~still]] = sl[~still]
+            idx, gl, hl, Ml, sl = idx[still], gl[still], hl[still], Ml[still], sl[still]
+    s[idx] = sl  # out of iterations: where they got to
     Ms = M * s
     value = g * s - h * (np.expm1(-Ms) + Ms) / (M * M) - 0.5 * lam * s * s
     value = value * (1.0 + _BOUND_MARGIN) + 1e-300

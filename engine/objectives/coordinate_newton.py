@@ -19,6 +19,8 @@ from scipy.special import expit
 from .design import Design
 
 _TOL = 1e-12
+_PRUNE_MARGIN = 1e-9  # relative slack on the pruning bounds, far above their rounding
+_SC_MARGIN = 1e-9  # the same on self_concordant_decrease (coordinate_bounds' _BOUND_MARGIN)
 _MAX_ITER = 60
 
 
@@ -92,7 +94,12 @@ def logistic_coordinate_drops(
 
 
 def logistic_coordinate_moves(
-    cols: Columns, eta: np.ndarray, t: np.ndarray, lam: float
+    cols: Columns,
+    eta: np.ndarray,
+    t: np.ndarray,
+    lam: float,
+    at_zero: tuple[np.ndarray, np.ndarray] | None = None,
+    prune: tuple[float, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Objective drop of the best move along each coordinate, and that move.
 
@@ -106,6 +113,13 @@ def logistic_coordinate_moves(
         Labels in {0, 1}.
     lam : float
         Ridge weight.
+    at_zero : (ndarray, ndarray), optional
+        The columns' mean x (p - t) and mean x^2 p (1 - p) at eta (with the design's scaling),
+        when the caller has them already: the first iteration's derivatives, not recomputed.
+    prune : (float, ndarray), optional
+        (floor, M) for a caller after the argmax only, with floor <= the largest drop and M the
+        columns' max |x_ij| (scaled): after the first Newton step, a column whose drop is
+        provably below the floor and below another column's stops, and gets drop -inf.
 
     Returns
     -------
@@ -126,20 +140,40 @@ def logistic_coordinate_moves(
     # Per view (rebuilt only when coordinates leave the working set): the entries, their
     # squares and the rows' eta and labels, so an iteration is a handful of passes.
     x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
+    pruned = np.zeros(m, dtype=bool)
     for it in range(_MAX_ITER):
         aw = a[work]
-        # sigmoid(eta + a x): one exponential per entry (every coordinate starts at 0)
-        if it == 0:
-            p = view.at_rows(p_row)
+        if it == 0 and at_zero is not None:
+            # The caller's BLAS products: the same numbers up to rounding, one pass fewer.
+            g, h = at_zero[0] + lam * aw, at_zero[1] + lam
         else:
-            p = expit(er + view.at_cols(aw if inv is None else aw * inv[work]) * x)
-        g = view.dot_cols(x, p - tr) / n
-        h = view.dot_cols(xx, p * (1.0 - p)) / n
-        if inv is not None:
-            g *= inv[work]
-            h *= inv[work] ** 2
-        g += lam * aw
-        h += lam
+            if it == 0:  # every coordinate starts at 0
+                p = view.at_rows(p_row)
+            else:  # sigmoid(eta + a x): one exponential per entry
+                z = view.at_cols(aw if inv is None else aw * inv[work]) * x
+                p = expit(er + z)
+            g = view.dot_cols(x, p - tr) / n
+            h = view.dot_cols(xx, p * (1.0 - p)) / n
+            if inv is not None:
+                g *= inv[work]
+                h *= inv[work] ** 2
+            g += lam * aw
+            h += lam
+        if it == 1 and prune is not None:
+            # Drops bracketed after one step: at least phi(0) - phi(a), at most that plus what
+            # self-concordance lets the rest of the move take (phi'' >= h e^{-M|s|} from a).
+            # Most columns are out here, before the iterations that converge them (issue 22).
+            lower = -(view.colsum(loss_change(view.at_rows(p_row), z, tr)) / n + 0.5 * lam * aw**2)
+            Mw = prune[1][work]
+            upper = lower + self_concordant_decrease(g * Mw, h) / (Mw * Mw)
+            floor = max(prune[0], float(np.max(lower))) * (1.0 - _PRUNE_MARGIN)
+            out = upper < floor
+            if out.any():
+                pruned[work[out]] = True
+                keep = np.flatnonzero(~out)
+                aw, g, h, work = aw[keep], g[keep], h[keep], work[keep]
+                view = view.subset(keep)
+                x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
         a[work], going = bracketed_newton_step(aw, g, h, lo, hi, work)
         if not going.all():
             keep = np.flatnonzero(going)
@@ -148,7 +182,12 @@ def logistic_coordinate_moves(
             work = work[keep]
             view = view.subset(keep)
             x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
-    return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
+    if not pruned.any():
+        return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
+    drops = np.full(m, -np.inf)
+    kept = np.flatnonzero(~pruned)
+    drops[kept] = np.maximum(-_objective_change(cols.subset(kept), a[kept], p_row, t, lam, n), 0.0)
+    return drops, a
 
 
 def bracketed_newton_step(
@@ -193,6 +232,28 @@ def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
     # is exactly -|z|.
     log_inner = np.where(inner == 0.0, -np.abs(z), log_inner)
     return np.maximum(z, 0.0) + log_inner - t * z
+
+
+def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Upper bounds on phi(0) - min_s phi(s) for convex phi with phi'(0) = g, phi''(0) = h and
+    |phi'''| <= phi'' (a mean of log-losses of predictions moved by s).
+
+    Self-concordance gives phi''(s) >= h e^-|s|, so phi(s) >= phi(0) + g s + h (e^-|s| + |s| -
+    1), whose minimum is phi(0) - h f(r), r = |g| / h, f(r) = r + (1 - r) log(1 - r) =
+    sum_{k>=2} r^k / (k (k-1)); +inf when r >= 1 (the bound does not stop the move). For
+    small r the series' bound r^2/2 + r^3 / (6 (1 - r)) replaces the formula's cancellation.
+    A move along a column with |x_i| <= M: pass g M and divide the bound by M^2.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(h > 0, np.abs(g) / np.where(h > 0, h, 1.0), np.inf)
+        small = r < 1e-2
+        rs = np.where(small, r, 0.0)
+        series = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
+        rb = np.where(small | (r >= 1.0), 0.5, r)
+        formula = rb + (1.0 - rb) * np.log1p(-rb)
+        f = np.where(small, series, formula)
+        bound = np.where(r < 1.0, h * f * (1.0 + _SC_MARGIN), np.inf)
+    return np.where(g == 0.0, 0.0, bound)
 
 
 def _objective_change(
