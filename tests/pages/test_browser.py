@@ -134,9 +134,13 @@ def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
     deadline = time.monotonic() + 180  # generous: CI machines are shared and slow at times
     while not page.locator("#results").count():
         assert time.monotonic() < deadline, "the run did not finish"
-        bar = page.locator("#run-live .progress")
-        if bar.count():
-            value = int(bar.get_attribute("aria-valuenow") or 0)
+        # Read in one script: the live part is replaced when the run ends, and a locator found
+        # before that swap would wait for a bar that never comes back.
+        now = page.evaluate(
+            "document.querySelector('#run-live .progress')?.getAttribute('aria-valuenow') ?? null"
+        )
+        if now is not None:
+            value = int(now or 0)
             if value and not any(progress):
                 page.screenshot(path=str(SHOTS / "browser-run-live.png"), full_page=True)
             progress.append(value)
