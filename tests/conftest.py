@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,9 @@ TESTS = Path(__file__).resolve().parent
 pytest_plugins = ["s3_server"]
 
 # Whole files: path (from tests/, a prefix of the file name) -> markers.
+BROWSER_FILES = "pages/test_browser"
 FILES: dict[str, tuple[str, ...]] = {
-    "pages/test_browser": ("browser", "slow"),
+    BROWSER_FILES: ("browser", "slow"),
     "bench/test_repro_": ("slow",),
     "app/test_schemathesis.py": ("slow",),
     "app/test_jobs_distributed.py": ("slow",),  # worker processes killed and stopped
@@ -148,6 +150,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for name in sorted(names):
             item.add_marker(name)
     _check_slow_names(items)
+    items[:] = _heavy_files_first(items)
+
+
+def _heavy_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The files in the order the two workers take them (``--dist loadfile``), each file's
+    tests in their own order: the files marked slow as a whole first, then the rest, a browser
+    file after each of the first ones. In collection order the browser files came last and ran
+    two at a time (thirty phones' Chromium beside another page test: load 14 on 2 cores for the
+    run's last minutes); the many short files at the end even out the two workers."""
+    files = list(dict.fromkeys(_relative(item) for item in items))
+    browsers = [f for f in files if f.startswith(BROWSER_FILES)]
+    heavy = [f for f in files if f.startswith(tuple(FILES)) and f not in browsers]
+    rest = [f for f in files if f not in browsers and f not in heavy]
+    mixed = [f for pair in zip_longest(heavy + rest, browsers) for f in pair if f is not None]
+    rank = {f: i for i, f in enumerate(mixed)}
+    return sorted(items, key=lambda item: rank[_relative(item)])
+
+
+def _relative(item: pytest.Item) -> str:
+    path = Path(str(item.path))
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else str(path)
 
 
 def _check_slow_names(items: list[pytest.Item]) -> None:
