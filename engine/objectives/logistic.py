@@ -126,9 +126,13 @@ class LogisticActiveSet(GLMActiveSet):
         # products alone: sigmoid(eta + z + s) = p e^z e^s / (1 - p + p e^z e^s).
         return self._deletion_costs_at(np.arange(len(self.support)))
 
-    def _deletion_costs_at(self, pos: np.ndarray) -> np.ndarray:
+    def _deletion_costs_at(
+        self, pos: np.ndarray, first: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> np.ndarray:
         """Exact deletion costs of the selected features at positions ``pos`` (each row is
-        computed on its own, so a subset gives the same numbers as the full computation)."""
+        computed on its own, so a subset gives the same numbers as the full computation).
+        ``first``: the intercept derivatives at shift 0 of these rows, when the caller has them
+        (:func:`_intercept_shifts`)."""
         obj = self.objective
         if pos.size == 0:
             return np.zeros(0)
@@ -137,7 +141,7 @@ class LogisticActiveSet(GLMActiveSet):
         p = expit(self.eta)[None, :]
         t = obj.t[None, :]
         if obj.fit_intercept:
-            z = z + _intercept_shifts(p, z, float(obj.t.mean()))[:, None]
+            z = z + _intercept_shifts(p, z, float(obj.t.mean()), first)[:, None]
         # sum / n: ndarray.mean's own arithmetic, without its Python wrapper (issue 22)
         change = loss_change(p, z, t).sum(axis=1) / z.shape[1]
         return change - 0.5 * obj.lam * w**2
@@ -152,29 +156,44 @@ class LogisticActiveSet(GLMActiveSet):
         m, n = self._cols.shape
         if m * n < _BOUND_MIN_ENTRIES or not obj.fit_intercept:
             return super().cheapest_deletion()
-        z = self._cols * (-self._w)[:, None]  # the same numbers as -(cols * w), one pass
-        p = expit(self.eta)[None, :]
+        # Two k x n buffers, every pass written into one of them: at 50 x 600 the temporaries
+        # of the plain expressions (eight fresh 240 kB arrays a call) cost more than the passes
+        # that fill them (issue 22).
+        E, B = np.empty((m, n)), np.empty((m, n))
+        np.multiply(self._cols, (-self._w)[:, None], out=E)  # z: prediction change, w_j -> 0
+        zt = E @ obj.t
+        p = expit(self.eta)
+        # Clipped as _intercept_shifts clips, so the derivatives below are its first ones to
+        # the bit; two reductions are cheaper than a clipped copy when nothing is clipped.
+        z_max = float(E.max())
+        if z_max > 700.0 or E.min() < -700.0:
+            np.clip(E, -700.0, 700.0, out=E)
         # log(1 - p + p e^z) and sigmoid(eta + z) from one exp and one log per entry; rows that
         # come near the log-loss's saturation (1 - p + p e^z tiny: rounding no longer small) get
         # no bound. numpy's exp and log are vectorised, its expm1 and log1p are not (issue 22:
         # twice the time at 50 x 600); the bounds only screen, and log(1 + x) instead of
         # log1p(x) costs them 1e-16 absolute, far below _BOUND_SLACK.
-        # exp overflows past 709; a max (a reduction) is cheaper than a clipped copy
-        pe = p * np.exp(z if z.max() <= 700.0 else np.minimum(z, 700.0))
-        inner = (1.0 - p) + pe
-        safe = np.all(inner > 1e-6, axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            held = np.log(inner).sum(axis=1) / n - (z @ obj.t) / n - 0.5 * obj.lam * self._w**2
-            q = pe / inner
-        g = q.sum(axis=1) / n - float(obj.t.mean())
-        h = (q * (1.0 - q)).sum(axis=1) / n
-        lower = np.where(safe, held - _shift_gain_bounds(g, h), -np.inf)
+        np.exp(E, out=E)
+        E *= p  # p e^z
+        np.add(E, 1.0 - p, out=B)  # inner = 1 - p + p e^z
+        safe = B.min(axis=1) > 1e-6  # as all(inner > 1e-6), NaN included
         if not safe.any():
             return super().cheapest_deletion()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = _row_log_sums(B, z_max)
+            np.divide(E, B, out=E)  # q = sigmoid(eta + z)
+        held = logs / n - zt / n - 0.5 * obj.lam * self._w**2
+        g = E.sum(axis=1) / n - float(obj.t.mean())
+        np.subtract(1.0, E, out=B)
+        B *= E  # q (1 - q): the same products as the exact routine's, so the same sums
+        h = B.sum(axis=1) / n
+        lower = np.where(safe, held - _shift_gain_bounds(g, h), -np.inf)
         top = float(held[safe].min())
         slack = _BOUND_SLACK * (abs(top) + abs(self.value))
         pos = np.flatnonzero(lower <= top + slack)
-        exact = self._deletion_costs_at(pos)
+        # g and h are _intercept_shifts' derivatives at shift 0 (the same q to the bit): one
+        # of its ~3 passes over each row saved.
+        exact = self._deletion_costs_at(pos, (g[pos], h[pos]))
         i = int(np.argmin(exact))  # pos is sorted: ties go to the lowest position
         return int(pos[i]), float(exact[i])
 
@@ -202,7 +221,12 @@ class LogisticActiveSet(GLMActiveSet):
         return gains
 
 
-def _intercept_shifts(p: np.ndarray, z: np.ndarray, t_mean: float) -> np.ndarray:
+def _intercept_shifts(
+    p: np.ndarray,
+    z: np.ndarray,
+    t_mean: float,
+    first: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """argmin_s mean_i logloss(eta_i + z_ji + s) for every row j of z, given p = sigmoid(eta).
 
     Newton on the derivative mean(sigmoid) - mean(t), each step clipped to |s| <= 1: the
@@ -210,18 +234,23 @@ def _intercept_shifts(p: np.ndarray, z: np.ndarray, t_mean: float) -> np.ndarray
     a factor e along such a step and the iteration converges from s = 0 (quadratically once
     close). Stops when the decrease left, g^2 / 2h, is below 1e-18 (far below the rounding of a
     deletion cost). A row that has not converged in the budget keeps s = 0 (the intercept held).
+    ``first``: (g, h) at s = 0 if the caller computed them as this function would (the same
+    numbers, so the same iterates).
     """
     k, n = z.shape
     pe = p * np.exp(np.clip(z, -700.0, 700.0))
     one_minus_p = 1.0 - p
     s = np.zeros(k)
     done = np.zeros(k, dtype=bool)
-    for _ in range(_SHIFT_MAX_ITER):
-        qe = pe * np.exp(s)[:, None]
-        q = qe / (one_minus_p + qe)
-        # sum / n rather than mean: the same numbers, without mean's wrapper (issue 22)
-        g = q.sum(axis=1) / n - t_mean
-        h = (q * (1.0 - q)).sum(axis=1) / n
+    for it in range(_SHIFT_MAX_ITER):
+        if it == 0 and first is not None:
+            g, h = first
+        else:
+            qe = pe * np.exp(s)[:, None]
+            q = qe / (one_minus_p + qe)
+            # sum / n rather than mean: the same numbers, without mean's wrapper (issue 22)
+            g = q.sum(axis=1) / n - t_mean
+            h = (q * (1.0 - q)).sum(axis=1) / n
         with np.errstate(divide="ignore", invalid="ignore"):
             left = np.where(h > 0, g * g / (2.0 * h), np.where(g == 0, 0.0, np.inf))
         done = left <= 1e-18
@@ -236,6 +265,33 @@ _SHIFT_MAX_ITER = 50
 # Below this many entries (support size x samples) the exact costs are as cheap as the bounds.
 _BOUND_MIN_ENTRIES = 10_000
 _BOUND_SLACK = 1e-9  # relative slack on the bounds, far above their rounding
+
+
+def _row_log_sums(inner: np.ndarray, z_max: float) -> np.ndarray:
+    """sum_i log(inner_ji) per row j, for inner = 1 - p + p e^z with every z <= z_max.
+
+    numpy's float64 log is not vectorised here (~5 ns an entry, 30x a product): the logs of
+    products of _LOG_BLOCK entries instead, B times fewer logs. A product of B entries rounds
+    to B ulps, so each log is off by ~B x 1e-16 absolute, as B separate logs would be together,
+    far below the screen's _BOUND_SLACK. It cannot overflow while inner <= 1 + e^z_max stays
+    below 1e308^(1/B) (z_max <= 80); rows with an entry below 1e-6 get no bound (cheapest_
+    deletion's ``safe``), so underflow to 0 (log -inf) touches no row that is used.
+    """
+    m, n = inner.shape
+    nb = n // _LOG_BLOCK
+    if z_max > _LOG_BLOCK_Z_MAX or nb == 0:
+        return np.log(inner).sum(axis=1)
+    # Entries i, i + nb, i + 2 nb, ... multiplied together: a reduction over a middle axis,
+    # which numpy runs as whole-row multiplies.
+    head = inner[:, : nb * _LOG_BLOCK].reshape(m, _LOG_BLOCK, nb).prod(axis=1)
+    out = np.log(head).sum(axis=1)
+    if nb * _LOG_BLOCK < n:
+        out += np.log(inner[:, nb * _LOG_BLOCK :]).sum(axis=1)
+    return out
+
+
+_LOG_BLOCK = 8
+_LOG_BLOCK_Z_MAX = 80.0  # (1 + e^80)^8 < 1e308
 
 
 def _shift_gain_bounds(g: np.ndarray, h: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine.objectives import LeastSquares, Logistic
-from engine.objectives.logistic import _intercept_shifts, _shift_gain_bounds
+from engine.objectives.logistic import _intercept_shifts, _row_log_sums, _shift_gain_bounds
 
 
 def _logistic_problem(seed: int, n: int = 150, d: int = 40, scale: float = 1.0):
@@ -37,6 +37,63 @@ def test_logistic_cheapest_deletion_is_the_argmin_of_all_costs(seed, scale, lam)
         assert cost == costs[p]
         checked += len(state.support) > 4  # sizes where the bounds are used
     assert checked > 20
+
+
+@pytest.mark.parametrize(
+    "seed,scale,noise,lam", [(5, 1.0, None, 1e-3), (6, 4.0, None, 1e-4), (7, 1.0, 0.1, 1e-6)]
+)
+def test_logistic_cheapest_deletion_screened_is_the_argmin(seed, scale, noise, lam):
+    """Supports of 17 to 40 features at n = 600: the screen (k x n >= 10 000 entries) is
+    used. The last case is nearly separable with a tiny ridge: large weights, prediction
+    changes past 80, so the screen's logs are taken one by one."""
+    X, y = _logistic_problem(seed, n=600, d=60, scale=scale)
+    order = np.random.default_rng(seed).permutation(X.shape[1])
+    if noise is not None:  # labels from the sign of the prediction, true features first
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((600, 60)) * scale
+        w = np.zeros(60)
+        w[:8] = rng.normal(0, 1.5, 8)
+        y = (X @ w + noise * rng.standard_normal(600) > 0).astype(int)
+        order = np.arange(60)
+    state = Logistic(X, y, lam=lam).start()
+    checked = 0
+    for j in order[:40]:
+        state.add(int(j))
+        costs = state.deletion_costs()
+        p, cost = state.cheapest_deletion()
+        assert p == int(np.argmin(costs))
+        assert cost == costs[p]
+        checked += len(state.support) * 600 >= 10_000
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("n", [5, 8, 600, 605])
+def test_row_log_sums_match_the_sum_of_logs(n):
+    rng = np.random.default_rng(n)
+    p = rng.random(n)
+    z = rng.normal(0, 3, (7, n))
+    z[0] = np.minimum(z[0], 0.0) - 20.0  # entries near 1 - p
+    z[1] = np.abs(z[1]) + 60.0  # entries near e^z, up to the block bound
+    inner = 1.0 - p + p * np.exp(z)
+    want = np.log(inner).sum(axis=1)
+    got = _row_log_sums(inner, float(z.max()))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-13 * n)
+    # past the bound: one log per entry, the same numbers
+    assert np.array_equal(_row_log_sums(inner, 81.0), want)
+
+
+def test_intercept_shifts_from_given_first_derivatives_are_the_same():
+    rng = np.random.default_rng(8)
+    n, m = 300, 9
+    p = 1 / (1 + np.exp(-rng.normal(0, 2, n)))
+    t = (rng.random(n) < p).astype(float)
+    z = rng.normal(0, 1, (m, n))
+    pe = p * np.exp(z)
+    q = pe / ((1.0 - p) + pe)
+    first = (q.sum(axis=1) / n - t.mean(), (q * (1.0 - q)).sum(axis=1) / n)
+    plain = _intercept_shifts(p[None, :], z, float(t.mean()))
+    given = _intercept_shifts(p[None, :], z, float(t.mean()), first)
+    assert np.array_equal(plain, given)
 
 
 def test_cheapest_deletion_default_is_the_argmin():
