@@ -37,6 +37,11 @@ from .coordinate_newton import (
 
 _FIRST_BATCH = 8
 _PROBES = 2  # Newton steps evaluated exactly for the lower bound
+# Closed-form short lists up to this long go to the solve without _upper_bounds' Newton
+# iteration: on problem (e) it kept 9.85 of 9.89 columns a step for ~0.1 ms, and on (d) the
+# columns it removes (8 -> 2 at n = 100) cost the solve's first step less than it does; the
+# solve's own pruning after that step removes them either way (issue 22).
+_SKIP_UPPER_MAX = 16
 _ONE_ROUND_MAX = 32  # short lists longer than this: two rounds (bounds too weak to pay)
 _BOUND_ITER = 100
 _BOUND_MARGIN = 1e-9  # relative slack on the upper bound, far above its rounding
@@ -88,19 +93,25 @@ def best_coordinate_drop(
     h = stats.sq_rmatvec(p * (1.0 - p))[candidates] / n
     M = stats.absmax[candidates]
     ag = np.abs(g)
-    # The largest lower bound (module docstring); the drops at the probes' Newton steps are
+    # The largest lower bound (module docstring): the drops at the probes' Newton steps are
     # within a few per cent of their exact drops, far tighter than the bounds (they halve the
-    # short list) for one pass over two columns.
-    floor = float(np.max(lower_bounds(ag, h, M, stats.design.sq_norms[candidates] / n, lam)))
+    # short list) for one pass over two columns. lower_bounds never beat them on problems (d)
+    # and (e) of bench/engine_speed.py (1.3x to 17x below, issue 22), so they are asked only
+    # when the probes found no decrease (a Newton step that overshot uphill): any floor at or
+    # below the best drop gives the same answer, a higher one only a shorter list.
     top = np.argsort(-(g * g / (2.0 * (h + lam))), kind="stable")[:_PROBES]
     step = -g[top] / (h[top] + lam)
     change = _objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
-    floor = max(floor, float(np.max(-change)))
+    floor = float(np.max(-change))
+    if not floor > 0.0:  # NaN too: max keeps the bound, as before
+        sq = stats.design.sq_norms[candidates] / n
+        floor = max(float(np.max(lower_bounds(ag, h, M, sq, lam))), floor)
     floor *= 1.0 - _BOUND_MARGIN
     short = np.flatnonzero(closed_form_bounds(ag, h, M, lam) >= floor)
-    upper = _upper_bounds(ag[short], h[short], M[short], lam)
-    keep = upper >= floor
-    short, upper = short[keep], upper[keep]
+    if short.size > _SKIP_UPPER_MAX:
+        upper = _upper_bounds(ag[short], h[short], M[short], lam)
+        keep = upper >= floor
+        short, upper = short[keep], upper[keep]
     if short.size <= _ONE_ROUND_MAX:
         at_zero = (g[short], h[short])
         moves = _solve(stats, eta, t, lam, candidates[short], at_zero, (floor, M[short]))

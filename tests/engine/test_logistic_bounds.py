@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from engine.objectives import glm
+from engine.objectives import coordinate_bounds, glm
 from engine.objectives.coordinate_bounds import _upper_bounds, lower_bounds
 from engine.objectives.coordinate_newton import logistic_coordinate_moves
 from engine.objectives.logistic import Logistic, LogLoss
@@ -105,6 +105,33 @@ def test_pruned_coordinate_moves_keep_the_best(seed: int, lam: float) -> None:
     np.testing.assert_allclose(pruned[kept], full[kept], rtol=1e-12)
     np.testing.assert_allclose(pmoves[kept], moves[kept], rtol=1e-9, atol=1e-12)
     assert np.all(full[~kept] < full.max())
+
+
+@pytest.mark.parametrize(("seed", "lam"), [(0, 1e-4), (1, 1e-2), (2, 0.0)])
+@pytest.mark.parametrize("probes_fail", [False, True])
+def test_best_coordinate_drop_is_the_argmax_of_scipy_drops(
+    seed: int, lam: float, probes_fail: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shortcut's feature and drop against scipy's per-column minimiser. With
+    ``probes_fail`` the probes' Newton steps report no decrease, so the floor comes from
+    lower_bounds instead (the fallback). Each with _SKIP_UPPER_MAX as shipped and at 0, where
+    _upper_bounds always trims the short list."""
+    X, obj, state = _problem(seed, lam)
+    cand = np.arange(2, X.shape[1])
+    want = _exact_drops(X, obj, state.eta, cand)
+    if probes_fail:
+        monkeypatch.setattr(
+            coordinate_bounds,
+            "_objective_change",
+            lambda cols, a, *args: np.full(len(a), np.inf),
+        )
+    for cap in (coordinate_bounds._SKIP_UPPER_MAX, 0):
+        monkeypatch.setattr(coordinate_bounds, "_SKIP_UPPER_MAX", cap)
+        j, drop, _, _ = coordinate_bounds.best_coordinate_drop(
+            obj.column_stats, state.eta, obj.t, lam, cand
+        )
+        assert j == cand[int(np.argmax(want))]
+        assert drop == pytest.approx(want.max(), rel=1e-8, abs=1e-14)
 
 
 @pytest.mark.parametrize("fit_b", [True, False])
