@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -150,21 +149,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for name in sorted(names):
             item.add_marker(name)
     _check_slow_names(items)
-    items[:] = _heavy_files_first(items)
+    items[:] = _in_lanes(config, items)
 
 
-def _heavy_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The files in the order the two workers take them (``--dist loadfile``), each file's
-    tests in their own order: the files marked slow as a whole first, then the rest, a browser
-    file after each of the first ones. In collection order the browser files came last and ran
-    two at a time (thirty phones' Chromium beside another page test: load 14 on 2 cores for the
-    run's last minutes); the many short files at the end even out the two workers."""
+def _in_lanes(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
+    """The order and the groups in which the two workers take the tests (pytest-xdist,
+    ``--dist loadgroup --no-loadscope-reorder`` in ``addopts``).
+
+    Every browser file goes into one group, the ``browser`` lane: one worker drives Chromium
+    while the other computes. Two browser files side by side (thirty phones beside another
+    page test) had the load at 14 on 2 cores. Every other file is a group of its own, so its
+    module fixtures (a server, worker processes) start once. The browser lane comes first and
+    the files marked slow as a whole next; the many short files at the end even out the two
+    workers. Tests keep their order within a file.
+    """
     files = list(dict.fromkeys(_relative(item) for item in items))
     browsers = [f for f in files if f.startswith(BROWSER_FILES)]
     heavy = [f for f in files if f.startswith(tuple(FILES)) and f not in browsers]
     rest = [f for f in files if f not in browsers and f not in heavy]
-    mixed = [f for pair in zip_longest(heavy + rest, browsers) for f in pair if f is not None]
-    rank = {f: i for i, f in enumerate(mixed)}
+    rank = {f: i for i, f in enumerate(browsers + heavy + rest)}
+    if config.pluginmanager.hasplugin("xdist"):  # its marker exists only with it
+        for item in items:
+            relative = _relative(item)
+            lane = "browser" if relative in browsers else relative.removesuffix(".py")
+            item.add_marker(pytest.mark.xdist_group(lane))
     return sorted(items, key=lambda item: rank[_relative(item)])
 
 
