@@ -30,8 +30,8 @@ from scipy.special import expit
 
 from .coordinate_newton import (
     Columns,
-    _objective_change,
     logistic_coordinate_moves,
+    objective_change,
     self_concordant_decrease,
 )
 
@@ -101,7 +101,7 @@ def best_coordinate_drop(
     # below the best drop gives the same answer, a higher one only a shorter list.
     top = np.argsort(-(g * g / (2.0 * (h + lam))), kind="stable")[:_PROBES]
     step = -g[top] / (h[top] + lam)
-    change = _objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
+    change = objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
     floor = float(np.max(-change))
     if not floor > 0.0:  # NaN too: max keeps the bound, as before
         sq = stats.design.sq_norms[candidates] / n

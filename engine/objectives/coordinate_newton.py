@@ -183,10 +183,10 @@ def logistic_coordinate_moves(
             view = view.subset(keep)
             x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
     if not pruned.any():
-        return np.maximum(-_objective_change(cols, a, p_row, t, lam, n), 0.0), a
+        return np.maximum(-objective_change(cols, a, p_row, t, lam, n), 0.0), a
     drops = np.full(m, -np.inf)
     kept = np.flatnonzero(~pruned)
-    drops[kept] = np.maximum(-_objective_change(cols.subset(kept), a[kept], p_row, t, lam, n), 0.0)
+    drops[kept] = np.maximum(-objective_change(cols.subset(kept), a[kept], p_row, t, lam, n), 0.0)
     return drops, a
 
 
@@ -256,7 +256,7 @@ def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.where(g == 0.0, 0.0, bound)
 
 
-def _objective_change(
+def objective_change(
     cols: Columns, a: np.ndarray, p_row: np.ndarray, t: np.ndarray, lam: float, n: int
 ) -> np.ndarray:
     """Q(w + a_j e_j) - Q(w) per column, from per-entry loss differences."""

@@ -20,8 +20,8 @@ import numpy as np
 from scipy.special import expit
 
 from ..registry import ObjectiveSpec, Param, register_objective
-from .coordinate_bounds import ColumnStats, best_coordinate_drop, self_concordant_decrease
-from .coordinate_newton import logistic_coordinate_drops, loss_change
+from .coordinate_bounds import ColumnStats, best_coordinate_drop
+from .coordinate_newton import logistic_coordinate_drops, loss_change, self_concordant_decrease
 from .glm import GLMActiveSet, GLMObjective, SmoothLoss
 from .logistic_refit import logistic_refit_gains
 

@@ -28,14 +28,9 @@ import numpy as np
 from scipy.special import expit
 
 from ..rows import RowSource
-from .coordinate_bounds import (
-    _FIRST_BATCH,
-    _upper_bounds,
-    closed_form_bounds,
-    self_concordant_decrease,
-)
+from .coordinate_bounds import _FIRST_BATCH, _upper_bounds, closed_form_bounds
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
-from .coordinate_newton import bracketed_newton_step, loss_change
+from .coordinate_newton import bracketed_newton_step, loss_change, self_concordant_decrease
 from .logistic import _BOUND_SLACK, _SHIFT_MAX_ITER, LogLoss
 from .streamed_glm import StreamedGLM, StreamedGLMActiveSet
 

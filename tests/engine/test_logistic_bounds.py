@@ -122,7 +122,7 @@ def test_best_coordinate_drop_is_the_argmax_of_scipy_drops(
     if probes_fail:
         monkeypatch.setattr(
             coordinate_bounds,
-            "_objective_change",
+            "objective_change",
             lambda cols, a, *args: np.full(len(a), np.inf),
         )
     for cap in (coordinate_bounds._SKIP_UPPER_MAX, 0):
