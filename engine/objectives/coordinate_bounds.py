@@ -102,12 +102,13 @@ def best_coordinate_drop(
     top = np.argsort(-(g * g / (2.0 * (h + lam))), kind="stable")[:_PROBES]
     step = -g[top] / (h[top] + lam)
     change = objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
-    floor = float(np.max(-change))
+    floor = float((-change).max())
     if not floor > 0.0:  # NaN too: max keeps the bound, as before
         sq = stats.design.sq_norms[candidates] / n
-        floor = max(float(np.max(lower_bounds(ag, h, M, sq, lam))), floor)
+        floor = max(float(lower_bounds(ag, h, M, sq, lam).max()), floor)
     floor *= 1.0 - _BOUND_MARGIN
     short = np.flatnonzero(closed_form_bounds(ag, h, M, lam) >= floor)
+    upper = None
     if short.size > _SKIP_UPPER_MAX:
         upper = _upper_bounds(ag[short], h[short], M[short], lam)
         keep = upper >= floor
@@ -123,6 +124,7 @@ def best_coordinate_drop(
         exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
         best = max(drop for drop, _ in exact.values())
         rest = order[_FIRST_BATCH:]
+        assert upper is not None  # short > _ONE_ROUND_MAX > _SKIP_UPPER_MAX: computed above
         contenders = short[rest[upper[rest] >= best]]
         if contenders.size:
             exact.update(_solved(contenders, _solve(stats, eta, t, lam, candidates[contenders])))

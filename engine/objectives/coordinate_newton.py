@@ -141,6 +141,7 @@ def logistic_coordinate_moves(
     # squares and the rows' eta and labels, so an iteration is a handful of passes.
     x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
     pruned = np.zeros(m, dtype=bool)
+    survivors = cols
     for it in range(_MAX_ITER):
         aw = a[work]
         if it == 0 and at_zero is not None:
@@ -166,7 +167,7 @@ def logistic_coordinate_moves(
             lower = -(view.colsum(loss_change(view.at_rows(p_row), z, tr)) / n + 0.5 * lam * aw**2)
             Mw = prune[1][work]
             upper = lower + self_concordant_decrease(g * Mw, h) / (Mw * Mw)
-            floor = max(prune[0], float(np.max(lower))) * (1.0 - _PRUNE_MARGIN)
+            floor = max(prune[0], float(lower.max())) * (1.0 - _PRUNE_MARGIN)
             out = upper < floor
             if out.any():
                 pruned[work[out]] = True
@@ -174,6 +175,7 @@ def logistic_coordinate_moves(
                 aw, g, h, work = aw[keep], g[keep], h[keep], work[keep]
                 view = view.subset(keep)
                 x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
+                survivors = view  # the columns not pruned, in order: the final drops' view
         a[work], going = bracketed_newton_step(aw, g, h, lo, hi, work)
         if not going.all():
             keep = np.flatnonzero(going)
@@ -186,7 +188,7 @@ def logistic_coordinate_moves(
         return np.maximum(-objective_change(cols, a, p_row, t, lam, n), 0.0), a
     drops = np.full(m, -np.inf)
     kept = np.flatnonzero(~pruned)
-    drops[kept] = np.maximum(-objective_change(cols.subset(kept), a[kept], p_row, t, lam, n), 0.0)
+    drops[kept] = np.maximum(-objective_change(survivors, a[kept], p_row, t, lam, n), 0.0)
     return drops, a
 
 
@@ -206,14 +208,19 @@ def bracketed_newton_step(
     lw = np.where(g < 0, aw, lo[work])
     hw = np.where(g > 0, aw, hi[work])
     lo[work], hi[work] = lw, hw
+    # g = 0 gives new = aw exactly (a zero step), so such a coordinate stays where it is.
     new = aw - g / np.maximum(h, 1e-300)
     # Newton can only leave the bracket on a finite side; a step lost to rounding lands on
-    # the bracket's end and is not "outside".
-    outside = ((new < lw) | (new > hw)) & np.isfinite(lw) & np.isfinite(hw)
-    with np.errstate(invalid="ignore"):  # -inf + inf where g = 0: not selected
-        new = np.where(outside, 0.5 * (lw + hw), new)
+    # the bracket's end and is not "outside". The test is written for the common case (no
+    # step leaves: one comparison per side), since this runs on a handful of coordinates
+    # per iteration, where numpy's per-call cost is the whole cost (issue 22).
+    leave = (new < lw) | (new > hw)
+    if leave.any():
+        outside = leave & np.isfinite(lw) & np.isfinite(hw)
+        with np.errstate(invalid="ignore"):  # -inf + inf where a side is open: not selected
+            new = np.where(outside, 0.5 * (lw + hw), new)
     going = (np.abs(g) > _TOL) & (np.abs(new - aw) > _TOL * (1.0 + np.abs(aw)))
-    return np.where(g == 0, aw, new), going
+    return new, going
 
 
 def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -225,13 +232,22 @@ def loss_change(p: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
     selection (numpy's exp and log are vectorised, its expm1 and log1p are not).
     """
     q = np.where(z > 0, 1.0 - p, p)
-    inner = 1.0 - q + q * np.exp(-np.abs(z))
-    with np.errstate(divide="ignore"):
-        log_inner = np.log(inner)
-    # inner = 0 only when q = 1 (p saturated at 0 or 1) and e^-|z| underflowed: then the log
-    # is exactly -|z|.
-    log_inner = np.where(inner == 0.0, -np.abs(z), log_inner)
-    return np.maximum(z, 0.0) + log_inner - t * z
+    e = np.abs(z)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # e^-|z|, in one buffer (fewer temporaries: issue 22)
+    e *= q
+    inner = 1.0 - q
+    inner += e
+    if inner.all():
+        log_inner = np.log(inner, out=inner)
+    else:
+        # inner = 0 only when q = 1 (p saturated at 0 or 1) and e^-|z| underflowed: then the
+        # log is exactly -|z|.
+        with np.errstate(divide="ignore"):
+            log_inner = np.where(inner == 0.0, -np.abs(z), np.log(inner))
+    log_inner += np.maximum(z, 0.0)
+    log_inner -= t * z
+    return log_inner
 
 
 def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
@@ -244,16 +260,24 @@ def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
     small r the series' bound r^2/2 + r^3 / (6 (1 - r)) replaces the formula's cancellation.
     A move along a column with |x_i| <= M: pass g M and divide the bound by M^2.
     """
+    # Written for the common case, every h > 0 and r < 1e-2 nowhere or rarely: the formula on
+    # every entry, the series patched in where it applies; the result is the same either way,
+    # but this runs on a handful of values per forward step, where numpy's per-call cost is the
+    # whole cost (issue 22).
+    curved = bool((h > 0).all())
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(h > 0, np.abs(g) / np.where(h > 0, h, 1.0), np.inf)
+        r = np.abs(g) / h
+        if not curved:  # no curvature: nothing stops the move
+            r = np.where(h > 0, r, np.inf)
+        f = r + (1.0 - r) * np.log1p(-r)  # NaN where r >= 1: replaced by inf below
         small = r < 1e-2
-        rs = np.where(small, r, 0.0)
-        series = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
-        rb = np.where(small | (r >= 1.0), 0.5, r)
-        formula = rb + (1.0 - rb) * np.log1p(-rb)
-        f = np.where(small, series, formula)
-        bound = np.where(r < 1.0, h * f * (1.0 + _SC_MARGIN), np.inf)
-    return np.where(g == 0.0, 0.0, bound)
+        if small.any():
+            rs = r[small]
+            f[small] = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
+        bound = h * f * (1.0 + _SC_MARGIN)
+    bound[~(r < 1.0)] = np.inf
+    # g = 0 with h > 0 gives 0 above (r = 0, a series of 0); without curvature, say so here.
+    return bound if curved else np.where(g == 0.0, 0.0, bound)
 
 
 def objective_change(

@@ -387,7 +387,7 @@ def damped_newton(
     g_prev = np.inf
     for _ in range(_MAX_NEWTON):
         g = _gradient(A, y, loss, lam, fit_b, w, eta)
-        g_max = float(np.max(np.abs(g)))
+        g_max = float(np.abs(g).max())
         if g_max <= _GRAD_TOL:
             break  # most refits end here: the Hessian is built only for a step
         if chord is not None and g_max <= _CHORD_RATE * g_prev:
