@@ -159,7 +159,9 @@ def lower_bounds(
     return np.maximum(np.maximum(smooth, np.where(np.isfinite(sc), sc, 0.0)), 0.0)
 
 
-def _solved(pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]) -> dict:
+def _solved(
+    pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]
+) -> dict[int, tuple[float, float]]:
     """position -> (exact drop, minimising weight)."""
     drops, steps = moves
     return {int(i): (float(d), float(a)) for i, d, a in zip(pos, drops, steps, strict=True)}

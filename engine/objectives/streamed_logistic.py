@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..rows import RowSource
-from .coordinate_bounds import _FIRST_BATCH, _upper_bounds, closed_form_bounds
+from .coordinate_bounds import _FIRST_BATCH, _solved, _upper_bounds, closed_form_bounds
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
 from .coordinate_newton import bracketed_newton_step, loss_change, self_concordant_decrease
 from .logistic import _BOUND_SLACK, _SHIFT_MAX_ITER, LogLoss
@@ -276,11 +276,3 @@ class StreamedLogisticActiveSet(StreamedGLMActiveSet):
         exact = self._deletion_costs_at(pos, at_zero)
         i = int(np.argmin(exact))  # pos is sorted: ties go to the lowest position
         return int(pos[i]), float(exact[i])
-
-
-def _solved(
-    pos: np.ndarray, moves: tuple[np.ndarray, np.ndarray]
-) -> dict[int, tuple[float, float]]:
-    """position -> (exact drop, minimising weight)."""
-    drops, steps = moves
-    return {int(i): (float(d), float(a)) for i, d, a in zip(pos, drops, steps, strict=True)}
