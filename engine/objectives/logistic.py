@@ -156,41 +156,15 @@ class LogisticActiveSet(GLMActiveSet):
         m, n = self._cols.shape
         if m * n < _BOUND_MIN_ENTRIES or not obj.fit_intercept:
             return super().cheapest_deletion()
-        # Two k x n buffers, every pass written into one of them: at 50 x 600 the temporaries
-        # of the plain expressions (eight fresh 240 kB arrays a call) cost more than the passes
-        # that fill them (issue 22).
-        E, B = np.empty((m, n)), np.empty((m, n))
-        np.multiply(self._cols, (-self._w)[:, None], out=E)  # z: prediction change, w_j -> 0
-        zt = E @ obj.t
-        p = expit(self.eta)
-        # Clipped as _intercept_shifts clips, so the derivatives below are its first ones to
-        # the bit; two reductions are cheaper than a clipped copy when nothing is clipped.
-        z_max = float(E.max())
-        if z_max > 700.0 or E.min() < -700.0:
-            np.clip(E, -700.0, 700.0, out=E)
-        # log(1 - p + p e^z) and sigmoid(eta + z) from one exp and one log per entry; rows that
-        # come near the log-loss's saturation (1 - p + p e^z tiny: rounding no longer small) get
-        # no bound. numpy's exp and log are vectorised, its expm1 and log1p are not (issue 22:
-        # twice the time at 50 x 600); the bounds only screen, and log(1 + x) instead of
-        # log1p(x) costs them 1e-16 absolute, far below _BOUND_SLACK.
-        np.exp(E, out=E)
-        E *= p  # p e^z
-        np.add(E, 1.0 - p, out=B)  # inner = 1 - p + p e^z
-        safe = B.min(axis=1) > 1e-6  # as all(inner > 1e-6), NaN included
-        if not safe.any():
+        # z: the prediction changes when w_j -> 0, in a buffer of its own (the screen writes
+        # into it)
+        z = np.empty((m, n))
+        np.multiply(self._cols, (-self._w)[:, None], out=z)
+        sums = deletion_screen_sums(z, expit(self.eta), obj.t)
+        screen = deletion_screen(sums, n, float(obj.t.mean()), obj.lam, self._w, self.value)
+        if screen is None:
             return super().cheapest_deletion()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logs = _row_log_sums(B, z_max)
-            np.divide(E, B, out=E)  # q = sigmoid(eta + z)
-        held = logs / n - zt / n - 0.5 * obj.lam * self._w**2
-        g = E.sum(axis=1) / n - float(obj.t.mean())
-        np.subtract(1.0, E, out=B)
-        B *= E  # q (1 - q): the same products as the exact routine's, so the same sums
-        h = B.sum(axis=1) / n
-        lower = np.where(safe, held - _shift_gain_bounds(g, h), -np.inf)
-        top = float(held[safe].min())
-        slack = _BOUND_SLACK * (abs(top) + abs(self.value))
-        pos = np.flatnonzero(lower <= top + slack)
+        pos, g, h = screen
         # g and h are _intercept_shifts' derivatives at shift 0 (the same q to the bit): one
         # of its ~3 passes over each row saved.
         exact = self._deletion_costs_at(pos, (g[pos], h[pos]))
@@ -261,6 +235,65 @@ def _intercept_shifts(
     return np.where(done, s, 0.0)
 
 
+ScreenSums = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def deletion_screen_sums(z: np.ndarray, p: np.ndarray, t: np.ndarray) -> ScreenSums:
+    """The deletion screen's per-feature sums over a block of samples: row j of z (k, rows) the
+    prediction changes when w_j -> 0, p = sigmoid(eta) and t the labels of those samples.
+
+    Returns sum log(1 - p + p e^z), z.t, sum q and sum q (1 - q) for q = sigmoid(eta + z), and
+    ``safe``: all 1 - p + p e^z > 1e-6 (rows near the log-loss's saturation, where rounding is
+    no longer small, get no bound). Sums over blocks of samples add up to the sums over all, the
+    flags by ``&``. z is overwritten: it is one of the two buffers every pass is written into.
+    """
+    k, rows = z.shape
+    # Two k x rows buffers: at 50 x 600 the temporaries of the plain expressions (eight fresh
+    # 240 kB arrays a call) cost more than the passes that fill them (issue 22).
+    B = np.empty((k, rows))
+    zt = z @ t
+    # Clipped as _intercept_shifts clips, so the sums of q are its first ones to the bit; two
+    # reductions are cheaper than a clipped copy when nothing is clipped.
+    z_max = float(z.max())
+    if z_max > 700.0 or z.min() < -700.0:
+        np.clip(z, -700.0, 700.0, out=z)
+    # One exp and one log per entry: numpy's exp and log are vectorised, its expm1 and log1p
+    # are not (issue 22: twice the time at 50 x 600); the sums only screen, and log(1 + x)
+    # instead of log1p(x) costs them 1e-16 absolute, far below _BOUND_SLACK.
+    np.exp(z, out=z)
+    z *= p  # p e^z
+    np.add(z, 1.0 - p, out=B)  # inner = 1 - p + p e^z
+    safe = B.min(axis=1) > 1e-6  # as all(inner > 1e-6), NaN included
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = _row_log_sums(B, z_max)
+        np.divide(z, B, out=z)  # q = sigmoid(eta + z)
+    q_sum = z.sum(axis=1)
+    np.subtract(1.0, z, out=B)
+    B *= z  # q (1 - q): the same products as _intercept_shifts', so the same sums
+    return logs, zt, q_sum, B.sum(axis=1), safe
+
+
+def deletion_screen(
+    sums: ScreenSums, n: int, t_mean: float, lam: float, w: np.ndarray, value: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The positions whose deletion cost can be the smallest, from the sums of
+    :func:`deletion_screen_sums` over all n samples, and the intercept derivatives g, h at
+    shift 0 of every row, the numbers :func:`_intercept_shifts` computes from the same sums.
+    The cost with the intercept held bounds a cost above; what re-optimising the intercept can
+    take off it is bounded by :func:`_shift_gain_bounds`. None when no row is safe."""
+    held_sum, zt, q_sum, qq_sum, safe = sums
+    if not safe.any():
+        return None
+    held = held_sum / n - zt / n - 0.5 * lam * w**2
+    # as _intercept_shifts divides: the in-memory exact costs take g and h as its first ones
+    g = q_sum / n - t_mean
+    h = qq_sum / n
+    lower = np.where(safe, held - _shift_gain_bounds(g, h), -np.inf)
+    top = float(held[safe].min())
+    slack = _BOUND_SLACK * (abs(top) + abs(value))
+    return np.flatnonzero(lower <= top + slack), g, h
+
+
 _SHIFT_MAX_ITER = 50
 # Below this many entries (support size x samples) the exact costs are as cheap as the bounds.
 _BOUND_MIN_ENTRIES = 10_000
@@ -274,8 +307,9 @@ def _row_log_sums(inner: np.ndarray, z_max: float) -> np.ndarray:
     products of _LOG_BLOCK entries instead, B times fewer logs. A product of B entries rounds
     to B ulps, so each log is off by ~B x 1e-16 absolute, as B separate logs would be together,
     far below the screen's _BOUND_SLACK. It cannot overflow while inner <= 1 + e^z_max stays
-    below 1e308^(1/B) (z_max <= 80); rows with an entry below 1e-6 get no bound (cheapest_
-    deletion's ``safe``), so underflow to 0 (log -inf) touches no row that is used.
+    below 1e308^(1/B) (z_max <= 80); rows with an entry below 1e-6 get no bound
+    (:func:`deletion_screen_sums`' ``safe``), so underflow to 0 (log -inf) touches no row that
+    is used.
     """
     m, n = inner.shape
     nb = n // _LOG_BLOCK

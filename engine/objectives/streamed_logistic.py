@@ -30,8 +30,8 @@ from scipy.special import expit
 from ..rows import RowSource
 from .coordinate_bounds import _FIRST_BATCH, _solved, _upper_bounds, closed_form_bounds
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
-from .coordinate_newton import bracketed_newton_step, loss_change, self_concordant_decrease
-from .logistic import _BOUND_SLACK, _SHIFT_MAX_ITER, LogLoss
+from .coordinate_newton import bracketed_newton_step, loss_change
+from .logistic import _SHIFT_MAX_ITER, LogLoss, deletion_screen, deletion_screen_sums
 from .streamed_glm import StreamedGLM, StreamedGLMActiveSet
 
 # Relative slack below the largest lower bound on the drops: far above its rounding.
@@ -241,37 +241,37 @@ class StreamedLogisticActiveSet(StreamedGLMActiveSet):
 
     def cheapest_deletion(self) -> tuple[int, float]:
         """``LogisticActiveSet.cheapest_deletion``'s bounds from one pass (the cost with the
-        intercept held, and what re-optimising it can take off), then the exact costs of the
-        features the bounds leave in: a shift that moves far (deleting a strong feature) takes
-        many clipped Newton steps, a pass each, and such a feature is rarely the cheapest."""
+        intercept held, and what re-optimising it can take off: ``deletion_screen_sums`` per
+        chunk, added), then the exact costs of the features the bounds leave in: a shift that
+        moves far (deleting a strong feature) takes many clipped Newton steps, a pass each, and
+        such a feature is rarely the cheapest."""
         obj = self.objective
         k = len(self.support)
         if k == 0 or not obj.fit_intercept:
             return super().cheapest_deletion()
         n, w = obj.n_samples, self._w
-        held_sum, zt, q_sum, qq_sum = np.zeros(k), np.zeros(k), np.zeros(k), np.zeros(k)
+        totals = [np.zeros(k) for _ in range(4)]  # held_sum, zt, q_sum, qq_sum
         safe = np.ones(k, dtype=bool)
         for A, eta, t, _ in obj.read(self.support, [], w, self._b):
-            z = -(A * w[None, :])
-            p = expit(eta)[:, None]
-            pem = p * np.expm1(np.minimum(z, 700.0))
-            inner = 1.0 + pem
-            safe &= np.all(inner > 1e-6, axis=0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                held_sum += np.log1p(pem).sum(axis=0)
-                q = (p + pem) / inner
-            zt += t @ z
-            q_sum += q.sum(axis=0)
-            qq_sum += (q * (1.0 - q)).sum(axis=0)
-        if not safe.any():
+            if not len(eta):
+                continue  # nothing to add, and no maximum to take
+            # The chunk's block transposed to the screen's (k, rows), contiguous: chunk-sized
+            z = np.empty((k, len(eta)))
+            np.multiply(A.T, (-w)[:, None], out=z)
+            *sums, chunk_safe = deletion_screen_sums(z, expit(eta), t)
+            for total, part in zip(totals, sums, strict=True):
+                total += part
+            safe &= chunk_safe
+        held_sum, zt, q_sum, qq_sum = totals
+        screen = deletion_screen(
+            (held_sum, zt, q_sum, qq_sum, safe), n, obj.t_mean, obj.lam, w, self.value
+        )
+        if screen is None:
             return super().cheapest_deletion()
-        held = held_sum / n - zt / n - 0.5 * obj.lam * w**2
-        g, h = q_sum / n - obj.t_mean, qq_sum / n
-        lower = np.where(safe, held - self_concordant_decrease(g, h), -np.inf)
-        top = float(held[safe].min())
-        slack = _BOUND_SLACK * (abs(top) + abs(self.value))
-        pos = np.flatnonzero(lower <= top + slack)
-        # Near the log-loss's saturation the held sums are not to be trusted: a fresh pass.
+        pos = screen[0]
+        # The held sums are the exact routine's first pass (their logs of products round to
+        # ~1e-16 a sample, as loss_change does), except near the log-loss's saturation, where
+        # they are not to be trusted: a fresh pass.
         at_zero = (q_sum[pos], qq_sum[pos], held_sum[pos] - zt[pos]) if safe[pos].all() else None
         exact = self._deletion_costs_at(pos, at_zero)
         i = int(np.argmin(exact))  # pos is sorted: ties go to the lowest position
