@@ -255,7 +255,12 @@ def deletion_screen_sums(z: np.ndarray, p: np.ndarray, t: np.ndarray) -> ScreenS
     # Clipped as _intercept_shifts clips, so the sums of q are its first ones to the bit; two
     # reductions are cheaper than a clipped copy when nothing is clipped.
     z_max = float(z.max())
+    clipped = None
     if z_max > 700.0 or z.min() < -700.0:
+        # A change above 700 is clipped in the log too, while z.t keeps it whole: that row's
+        # held cost would come out too low and could screen out the cheapest. It gets no
+        # bound (its exact cost is computed, which takes such changes exactly).
+        clipped = z.max(axis=1) > 700.0
         np.clip(z, -700.0, 700.0, out=z)
     # One exp and one log per entry: numpy's exp and log are vectorised, its expm1 and log1p
     # are not (issue 22: twice the time at 50 x 600); the sums only screen, and log(1 + x)
@@ -264,6 +269,8 @@ def deletion_screen_sums(z: np.ndarray, p: np.ndarray, t: np.ndarray) -> ScreenS
     z *= p  # p e^z
     np.add(z, 1.0 - p, out=B)  # inner = 1 - p + p e^z
     safe = B.min(axis=1) > 1e-6  # as all(inner > 1e-6), NaN included
+    if clipped is not None:
+        safe &= ~clipped
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = _row_log_sums(B, z_max)
         np.divide(z, B, out=z)  # q = sigmoid(eta + z)

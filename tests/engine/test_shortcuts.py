@@ -67,6 +67,29 @@ def test_logistic_cheapest_deletion_screened_is_the_argmin(seed, scale, noise, l
     assert sum(k * 600 >= 10_000 for k in sizes) >= 20
 
 
+@pytest.mark.parametrize("seed", [0, 7, 10])
+def test_logistic_screen_gives_no_bound_to_changes_past_the_clip(seed):
+    """Two nearly collinear columns with an outlier row along both: their opposite weights
+    cancel in that row's prediction, and deleting either moves it by thousands, past the
+    screen's clip at 700. Such a row's cost with the intercept held must not bound the others
+    (clipped in the log, whole in z.t, it came out too low and screened out the cheapest: 4
+    wrong argmins in these seeds' paths before)."""
+    rng = np.random.default_rng(seed)
+    n, d = 600, 24
+    X = rng.standard_normal((n, d))
+    w = np.zeros(d)
+    w[:6] = rng.normal(0, 1.5, 6)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w)))).astype(int)
+    X[:, 1] = X[:, 0] + 0.05 * rng.standard_normal(n)
+    X[5, 0], X[5, 1] = 3e4, 3e4 + 50.0
+    state = Logistic(X, y, lam=1e-6).start()
+    clipped = 0
+    for j in range(d - 4):
+        _cheapest_deletion_checked(state, [j])
+        clipped += float(np.max(-(state._cols * state._w[:, None]))) > 700.0
+    assert clipped >= 10  # the case is exercised
+
+
 @pytest.mark.parametrize("n", [5, 8, 600, 605])
 def test_row_log_sums_match_the_sum_of_logs(n):
     rng = np.random.default_rng(n)
