@@ -37,11 +37,13 @@ from .coordinate_newton import (
 
 _FIRST_BATCH = 8
 _PROBES = 2  # Newton steps evaluated exactly for the lower bound
-# Closed-form short lists up to this long go to the solve without _upper_bounds' Newton
-# iteration: on problem (e) it kept 9.85 of 9.89 columns a step for ~0.1 ms, and on (d) the
-# columns it removes (8 -> 2 at n = 100) cost the solve's first step less than it does; the
-# solve's own pruning after that step removes them either way (issue 22).
-_SKIP_UPPER_MAX = 16
+# Closed-form short lists of up to this many entries (columns x samples) go to the solve
+# without _upper_bounds' Newton iteration, which costs ~0.15 ms whatever n is, while the
+# columns it would remove cost the solve's first step about in proportion to their entries,
+# and the solve's own pruning after that step removes them either way. On problem (e) (n =
+# 600) it kept 9.85 of 9.89 columns a step; on (d) (n = 100, lists of 17-39 columns at the
+# first steps) skipping it made FoBa-obj 2-6% faster (issue 22).
+_SKIP_UPPER_ENTRIES = 16 * 600
 _ONE_ROUND_MAX = 32  # short lists longer than this: two rounds (bounds too weak to pay)
 _BOUND_ITER = 100
 _BOUND_MARGIN = 1e-9  # relative slack on the upper bound, far above its rounding
@@ -109,7 +111,7 @@ def best_coordinate_drop(
     floor *= 1.0 - _BOUND_MARGIN
     short = np.flatnonzero(closed_form_bounds(ag, h, M, lam) >= floor)
     upper = None
-    if short.size > _SKIP_UPPER_MAX:
+    if short.size > _ONE_ROUND_MAX or short.size * n > _SKIP_UPPER_ENTRIES:
         upper = _upper_bounds(ag[short], h[short], M[short], lam)
         keep = upper >= floor
         short, upper = short[keep], upper[keep]
@@ -124,7 +126,7 @@ def best_coordinate_drop(
         exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
         best = max(drop for drop, _ in exact.values())
         rest = order[_FIRST_BATCH:]
-        assert upper is not None  # short > _ONE_ROUND_MAX > _SKIP_UPPER_MAX: computed above
+        assert upper is not None  # short > _ONE_ROUND_MAX: computed above
         contenders = short[rest[upper[rest] >= best]]
         if contenders.size:
             exact.update(_solved(contenders, _solve(stats, eta, t, lam, candidates[contenders])))

@@ -114,7 +114,7 @@ def test_best_coordinate_drop_is_the_argmax_of_scipy_drops(
 ) -> None:
     """The shortcut's feature and drop against scipy's per-column minimiser. With
     ``probes_fail`` the probes' Newton steps report no decrease, so the floor comes from
-    lower_bounds instead (the fallback). Each with _SKIP_UPPER_MAX as shipped and at 0, where
+    lower_bounds instead (the fallback). Each with _SKIP_UPPER_ENTRIES as shipped and at 0, where
     _upper_bounds always trims the short list."""
     X, obj, state = _problem(seed, lam)
     cand = np.arange(2, X.shape[1])
@@ -125,8 +125,8 @@ def test_best_coordinate_drop_is_the_argmax_of_scipy_drops(
             "objective_change",
             lambda cols, a, *args: np.full(len(a), np.inf),
         )
-    for cap in (coordinate_bounds._SKIP_UPPER_MAX, 0):
-        monkeypatch.setattr(coordinate_bounds, "_SKIP_UPPER_MAX", cap)
+    for cap in (coordinate_bounds._SKIP_UPPER_ENTRIES, 0):
+        monkeypatch.setattr(coordinate_bounds, "_SKIP_UPPER_ENTRIES", cap)
         j, drop, _, _ = coordinate_bounds.best_coordinate_drop(
             obj.column_stats, state.eta, obj.t, lam, cand
         )
