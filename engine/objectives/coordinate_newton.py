@@ -136,10 +136,7 @@ def logistic_coordinate_moves(
     hi = np.full(m, np.inf)
     work = np.arange(m)  # positions still iterating
     view = cols
-    inv = cols.inv  # the column scaling, or None (class Columns)
-    # Per view (rebuilt only when coordinates leave the working set): the entries, their
-    # squares and the rows' eta and labels, so an iteration is a handful of passes.
-    x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
+    x, xx, er, tr, scales = _per_view(view, eta, t)
     pruned = np.zeros(m, dtype=bool)
     survivors = cols
     for it in range(_MAX_ITER):
@@ -151,13 +148,13 @@ def logistic_coordinate_moves(
             if it == 0:  # every coordinate starts at 0
                 p = view.at_rows(p_row)
             else:  # sigmoid(eta + a x): one exponential per entry
-                z = view.at_cols(aw if inv is None else aw * inv[work]) * x
+                z = view.at_cols(aw if scales is None else aw * scales[0]) * x
                 p = expit(er + z)
             g = view.dot_cols(x, p - tr) / n
             h = view.dot_cols(xx, p * (1.0 - p)) / n
-            if inv is not None:
-                g *= inv[work]
-                h *= inv[work] ** 2
+            if scales is not None:
+                g *= scales[0]
+                h *= scales[1]
             g += lam * aw
             h += lam
         if it == 1 and prune is not None:
@@ -174,7 +171,7 @@ def logistic_coordinate_moves(
                 keep = np.flatnonzero(~out)
                 aw, g, h, work = aw[keep], g[keep], h[keep], work[keep]
                 view = view.subset(keep)
-                x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
+                x, xx, er, tr, scales = _per_view(view, eta, t)
                 survivors = view  # the columns not pruned, in order: the final drops' view
         a[work], going = bracketed_newton_step(aw, g, h, lo, hi, work)
         if not going.all():
@@ -183,13 +180,28 @@ def logistic_coordinate_moves(
                 break
             work = work[keep]
             view = view.subset(keep)
-            x, xx, er, tr = view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t)
+            x, xx, er, tr, scales = _per_view(view, eta, t)
     if not pruned.any():
         return np.maximum(-objective_change(cols, a, p_row, t, lam, n), 0.0), a
     drops = np.full(m, -np.inf)
     kept = np.flatnonzero(~pruned)
     drops[kept] = np.maximum(-objective_change(survivors, a[kept], p_row, t, lam, n), 0.0)
     return drops, a
+
+
+_Scales = tuple[np.ndarray, np.ndarray] | None
+
+
+def _per_view(
+    view: Columns, eta: np.ndarray, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, _Scales]:
+    """What every Newton iteration of ``logistic_coordinate_moves`` reads, gathered once per
+    view (rebuilt only when coordinates leave the working set), so an iteration is a handful of
+    passes: the entries, their squares, the rows' eta and labels, and the columns' scales with
+    their squares (None without scaling)."""
+    inv = view.inv
+    scales = None if inv is None else (inv, inv * inv)
+    return view.x, view.x * view.x, view.at_rows(eta), view.at_rows(t), scales
 
 
 def bracketed_newton_step(
