@@ -85,7 +85,7 @@ try:
 except ImportError:  # pragma: no cover
     threadpoolctl = None
 
-PROBLEM_KEYS = ("a", "b", "c", "d", "e", "micro")
+PROBLEM_KEYS = ("a", "b", "c", "d", "e", "f", "micro")
 LIU_SPARSITIES = (5, 8, 11, 14)
 LOGISTIC_LAM_D = 0.01  # Liu et al. Appendix D.1 (synthetic)
 LOGISTIC_LAM_E = 1e-4  # the engine's default (Liu et al.'s UCI setting)
@@ -98,6 +98,7 @@ ABESS_FACTOR = 2.0  # FoBa-obj on logistic within 2x abess's time
 THREAD_RATIO = 1.05  # ours at default threads / ours at one thread
 E_OBJ_FACTOR, E_GDT_FACTOR, D_OBJ_FACTOR = 3.0, 2.0, 2.0  # vs abess
 LARS_FACTOR, LIBLINEAR_FACTOR, SPARSE_FACTOR = 1.5, 2.0, 1.0
+GROWTH_FACTOR = 1.5  # (f): FoBa's default at k = 200 vs abess, one BLAS thread and default
 SPARSITY = {"path_end": "sparsity"}
 OBJ_RTOL = 1e-9  # "no worse than" tolerance on objective values
 FAST_RUN, FAST_REPEATS = 0.2, 5  # runs under FAST_RUN seconds get at least FAST_REPEATS repeats
@@ -195,24 +196,34 @@ _B_CACHE: dict[int, Problem] = {}
 def problem_b(seed: int, n: int = 1000, d: int = 10_000, k: int = 50) -> Problem:
     if seed in _B_CACHE:
         return _B_CACHE[seed]
-    # Dense Gaussian design, 50 nonzeros +-U[1, 2], noise sd 1 (no generator lists this one).
+    P = _dense_least_squares("b", "(b) least squares dense", seed, n, d, k)
+    _B_CACHE[seed] = P
+    return P
+
+
+def problem_f(seed: int) -> Problem:
+    """Issue 22's growth in k: FoBa's default path against abess at k = 200 (the default grew
+    by 27.5 ms per unit of k against abess's 1.3 ms when the issue was filed)."""
+    return _dense_least_squares("f", "(f) growth in k, least squares dense", seed, 1000, 2000, 200)
+
+
+def _dense_least_squares(key: str, title: str, seed: int, n: int, d: int, k: int) -> Problem:
+    # Dense Gaussian design, k nonzeros +-U[1, 2], noise sd 1 (no generator lists this one).
     rng = np.random.default_rng(seed + 1000)
     X = rng.standard_normal((n, d))
     w = np.zeros(d)
     S = rng.choice(d, k, replace=False)
     w[S] = rng.uniform(1, 2, k) * rng.choice([-1.0, 1.0], k)
     y = X @ w + rng.standard_normal(n)
-    P = Problem(
-        "b",
-        f"(b) least squares dense: n={n}, d={d}, k={k}",
+    return Problem(
+        key,
+        f"{title}: n={n}, d={d}, k={k}",
         X,
         y,
         k,
         "least_squares",
         source="inline (iid N(0,1), +-U[1,2] coefficients, noise sd 1)",
     )
-    _B_CACHE[seed] = P
-    return P
 
 
 def problem_c(seed: int) -> Problem:
@@ -1130,6 +1141,29 @@ def run_case(P: Problem, cfg: Config, *, stepwise: bool, extras: bool) -> list[M
     return measure(P, methods, cfg)
 
 
+def run_growth(P: Problem, cfg: Config) -> list[Measured]:
+    """(f): the default FoBa paths at large k against abess, at the default BLAS threads and
+    at one (abess runs on one thread either way); OMP for scale. No stepwise or lasso: the
+    goal is about how the default grows with k."""
+    cap = cfg.cap
+    methods = [
+        ours(P, "foba-obj", cap),
+        ours(P, "foba-gdt", cap),
+        ours(P, "omp", cap),
+        ours(P, "foba-obj", cap, one_thread=True),
+        ours(P, "foba-gdt", cap, one_thread=True),
+        abess_method(P),
+    ]
+    return measure(P, methods, cfg)
+
+
+def targets_growth(P: Problem, rows: list[Measured]) -> None:
+    print()
+    ab = find(rows, "abess")
+    for name in ("foba-obj", "foba-obj [1 thread]", "foba-gdt", "foba-gdt [1 thread]"):
+        _ratio_target(f"(f) {name} / abess at k = {P.k}", find(rows, name), ab, GROWTH_FACTOR)
+
+
 def profile_one(spec: str, seed: int, cfg: Config) -> None:
     key, _, algorithm = spec.partition(":")
     builders = {
@@ -1137,6 +1171,7 @@ def profile_one(spec: str, seed: int, cfg: Config) -> None:
         "b": lambda: problem_b(seed),
         "c": lambda: problem_c(seed),
         "e": lambda: problem_e(seed),
+        "f": lambda: problem_f(seed),
     }
     for s in LIU_SPARSITIES:
         builders[f"d{s}"] = lambda s=s: problem_d(seed, s)
@@ -1622,7 +1657,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         default=",".join(PROBLEM_KEYS),
-        help="comma list of problems: a,b,c,d,e,micro (default: all; '' runs none, "
+        help="comma list of problems: a,b,c,d,e,f,micro (default: all; '' runs none, "
         "e.g. with --profile)",
     )
     ap.add_argument("--seed", type=int, default=0)
@@ -1765,6 +1800,13 @@ def _main(args, cfg: Config, only: set[str], start: float, busy) -> int:
         print_problem(P, rows)
         targets_logistic(P, rows)
         targets_issue12(P, rows)
+
+    if "f" in only:
+        log("problem (f)")
+        P = problem_f(args.seed)
+        rows = run_growth(P, cfg)
+        print_problem(P, rows)
+        targets_growth(P, rows)
 
     if args.app:
         log("app vs engine")
