@@ -10,7 +10,10 @@ from scipy.special import expit
 
 from engine.objectives import coordinate_bounds, glm
 from engine.objectives.coordinate_bounds import _upper_bounds, lower_bounds
-from engine.objectives.coordinate_newton import logistic_coordinate_moves
+from engine.objectives.coordinate_newton import (
+    logistic_coordinate_moves,
+    self_concordant_decrease,
+)
 from engine.objectives.logistic import Logistic, LogLoss
 
 
@@ -82,6 +85,42 @@ def test_upper_bounds_are_the_maximum_of_their_model(lam: float) -> None:
         best = -minimize_scalar(neg, bounds=(0.0, top), method="bounded").fun
         assert ub >= best * (1 - 1e-12)
         assert ub == pytest.approx(best, rel=1e-7)
+
+
+def test_self_concordant_decrease_is_the_maximum_of_its_model() -> None:
+    """The bound against max_s of -(g s + h (e^{-|s|} + |s| - 1)): found by scipy where the model
+    can be evaluated to 1e-12 (r = |g|/h >= 1e-2), and from the series sum_{k>=2} r^k/(k(k-1))
+    summed to 40 terms where the closed form cancels (r < 1e-2); and every other branch:
+    r >= 1 and h = 0 (unbounded), g = 0 (nothing to gain)."""
+    rng = np.random.default_rng(11)
+    h = rng.uniform(1e-3, 2.0, 64)
+    r = np.concatenate([10.0 ** rng.uniform(-7, -2, 20), rng.uniform(1e-2, 0.999, 30)])
+    g = np.concatenate([r * h[:50] * rng.choice([-1.0, 1.0], 50), np.zeros(4), [2.0, -5.0] * 5])
+    h[50:52] = h[54:56] = 0.0  # g = 0 with and without curvature; then g != 0, h = 0
+    got = self_concordant_decrease(g, h)
+    for gi, hi, bound in zip(g, h, got, strict=True):
+        if gi == 0.0:
+            assert bound == 0.0
+            continue
+        ri = abs(gi) / hi if hi > 0 else np.inf
+        if ri >= 1.0:
+            assert bound == np.inf
+            continue
+        if ri < 1e-2:
+            series = sum(ri**j / (j * (j - 1)) for j in range(2, 42))
+            # the code's r^2/2 + r^3/(6(1 - r)) is above the series by about r^2/6 of it, and
+            # the bound carries a relative margin of 1e-9
+            assert hi * series <= bound <= hi * series * (1 + ri * ri / 5 + 2e-9)
+            continue
+
+        def neg(s, gi=gi, hi=hi):
+            return gi * s + hi * (np.expm1(-abs(s)) + abs(s))
+
+        top = -np.log1p(-ri) * 1.01  # past the maximiser, |s| = -log(1 - r)
+        side = (-top, 0.0) if gi > 0 else (0.0, top)
+        best = -minimize_scalar(neg, bounds=side, method="bounded", options={"xatol": 1e-14}).fun
+        assert bound >= best * (1 - 1e-10)
+        assert bound == pytest.approx(best, rel=1e-7)
 
 
 @pytest.mark.parametrize(("seed", "lam"), [(0, 1e-4), (3, 1e-2)])
