@@ -138,7 +138,7 @@ def wait_running(client, run_id: int, events: int = 3) -> dict:
     return run
 
 
-def until_workers(client, count: int = 1, pids: set[int] | None = None, timeout: float = 30.0):
+def until_workers(client, count: int = 1, pids: set[int] | None = None, timeout: float = 120.0):
     """Wait until /healthz lists ``count`` workers (or exactly the processes ``pids``); return
     them. A worker cut off from the database registers again only after its run stopped."""
     deadline = time.monotonic() + timeout

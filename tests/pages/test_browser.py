@@ -164,8 +164,15 @@ def test_submit_a_run_and_watch_it_to_done(server: str, page: Any) -> None:
 
 def test_generate_then_compare_forms(server: str, page: Any) -> None:
     page.goto(server + "/")
+    # The choice swaps the generator's fields in by HTMX, even when it is the one shown: type
+    # into them only once that swap has settled, or it resets what was typed (seen under load:
+    # the data set came out with the default d = 20).
+    page.evaluate(
+        "document.body.addEventListener('htmx:afterSettle', () => { window.genSettled = true },"
+        " {once: true})"
+    )
     page.select_option("#gen-name", "gaussian_regression")
-    page.wait_for_selector("#gen-d")  # the generator's parameters, swapped in by HTMX
+    page.wait_for_function("window.genSettled === true")
     page.fill("#gen-d", "12")
     page.fill("#gen-dsname", "twelve columns")
     page.click("#generate button[type=submit]")
