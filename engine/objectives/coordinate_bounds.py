@@ -29,6 +29,7 @@ import numpy as np
 from scipy.special import expit
 
 from .coordinate_newton import (
+    BOUND_SLACK,
     Columns,
     logistic_coordinate_moves,
     objective_change,
@@ -46,7 +47,6 @@ _PROBES = 2  # Newton steps evaluated exactly for the lower bound
 _SKIP_UPPER_ENTRIES = 16 * 600
 _ONE_ROUND_MAX = 32  # short lists longer than this: two rounds (bounds too weak to pay)
 _BOUND_ITER = 100
-_BOUND_MARGIN = 1e-9  # relative slack on the upper bound, far above its rounding
 _SQUARES_MAX_ENTRIES = 1_000_000  # a dense X up to 8 MB keeps a copy of its squares
 
 
@@ -95,20 +95,21 @@ def best_coordinate_drop(
     h = stats.sq_rmatvec(p * (1.0 - p))[candidates] / n
     M = stats.absmax[candidates]
     ag = np.abs(g)
+    estimate = g * g / (2.0 * (h + lam))  # the Newton estimate of each drop
     # The largest lower bound (module docstring): the drops at the probes' Newton steps are
     # within a few per cent of their exact drops, far tighter than the bounds (they halve the
     # short list) for one pass over two columns. lower_bounds never beat them on problems (d)
     # and (e) of bench/engine_speed.py (1.3x to 17x below, issue 22), so they are asked only
     # when the probes found no decrease (a Newton step that overshot uphill): any floor at or
     # below the best drop gives the same answer, a higher one only a shorter list.
-    top = np.argsort(-(g * g / (2.0 * (h + lam))), kind="stable")[:_PROBES]
+    top = np.argsort(-estimate, kind="stable")[:_PROBES]
     step = -g[top] / (h[top] + lam)
     change = objective_change(stats.columns.subset(candidates[top]), step, p, t, lam, n)
     floor = float((-change).max())
     if not floor > 0.0:  # NaN too: max keeps the bound, as before
         sq = stats.design.sq_norms[candidates] / n
         floor = max(float(lower_bounds(ag, h, M, sq, lam).max()), floor)
-    floor *= 1.0 - _BOUND_MARGIN
+    floor *= 1.0 - BOUND_SLACK
     short = np.flatnonzero(closed_form_bounds(ag, h, M, lam) >= floor)
     upper = None
     if short.size > _ONE_ROUND_MAX or short.size * n > _SKIP_UPPER_ENTRIES:
@@ -121,7 +122,7 @@ def best_coordinate_drop(
         solved = np.isfinite(moves[0])  # the others were pruned: below the floor
         exact = _solved(short[solved], (moves[0][solved], moves[1][solved]))
     else:  # weak lower bounds (drops near 0): the Newton estimate's best first, then the rest
-        order = np.argsort(-(g[short] ** 2 / (2.0 * (h[short] + lam))), kind="stable")
+        order = np.argsort(-estimate[short], kind="stable")
         first = short[order[:_FIRST_BATCH]]
         exact = _solved(first, _solve(stats, eta, t, lam, candidates[first]))
         best = max(drop for drop, _ in exact.values())
@@ -186,7 +187,7 @@ def closed_form_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) 
         Ms = np.where(M > 0, M, 1.0)
         loss_part = self_concordant_decrease(g * Ms, h) / (Ms * Ms)
         ridge_part = g * g / (2.0 * lam) if lam > 0 else np.full_like(g, np.inf)
-    return np.minimum(loss_part, ridge_part) * (1.0 + _BOUND_MARGIN) + 1e-300
+    return np.minimum(loss_part, ridge_part) * (1.0 + BOUND_SLACK) + 1e-300
 
 
 def _upper_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np.ndarray:
@@ -233,5 +234,5 @@ def _upper_bounds(g: np.ndarray, h: np.ndarray, M: np.ndarray, lam: float) -> np
     s[idx] = sl  # out of iterations: where they got to
     Ms = M * s
     value = g * s - h * (np.expm1(-Ms) + Ms) / (M * M) - 0.5 * lam * s * s
-    value = value * (1.0 + _BOUND_MARGIN) + 1e-300
+    value = value * (1.0 + BOUND_SLACK) + 1e-300
     return np.where(unbounded, np.inf, value)

@@ -19,8 +19,10 @@ from scipy.special import expit
 from .design import Design
 
 _TOL = 1e-12
-_PRUNE_MARGIN = 1e-9  # relative slack on the pruning bounds, far above their rounding
-_SC_MARGIN = 1e-9  # the same on self_concordant_decrease (coordinate_bounds' _BOUND_MARGIN)
+# Relative slack on every bound that screens logistic candidates (the forward drops' upper
+# bounds and floors here and in coordinate_bounds, the deletion screen in logistic, the
+# streamed floors): far above the bounds' rounding, far below a gap that decides a selection.
+BOUND_SLACK = 1e-9
 _MAX_ITER = 60
 
 
@@ -164,7 +166,7 @@ def logistic_coordinate_moves(
             lower = -(view.colsum(loss_change(view.at_rows(p_row), z, tr)) / n + 0.5 * lam * aw**2)
             Mw = prune[1][work]
             upper = lower + self_concordant_decrease(g * Mw, h) / (Mw * Mw)
-            floor = max(prune[0], float(lower.max())) * (1.0 - _PRUNE_MARGIN)
+            floor = max(prune[0], float(lower.max())) * (1.0 - BOUND_SLACK)
             out = upper < floor
             if out.any():
                 pruned[work[out]] = True
@@ -181,9 +183,7 @@ def logistic_coordinate_moves(
             work = work[keep]
             view = view.subset(keep)
             x, xx, er, tr, scales = _per_view(view, eta, t)
-    if not pruned.any():
-        return np.maximum(-objective_change(cols, a, p_row, t, lam, n), 0.0), a
-    drops = np.full(m, -np.inf)
+    drops = np.full(m, -np.inf)  # a pruned column's: below another's, so never the argmax
     kept = np.flatnonzero(~pruned)
     drops[kept] = np.maximum(-objective_change(survivors, a[kept], p_row, t, lam, n), 0.0)
     return drops, a
@@ -286,7 +286,7 @@ def self_concordant_decrease(g: np.ndarray, h: np.ndarray) -> np.ndarray:
         if small.any():
             rs = r[small]
             f[small] = 0.5 * rs * rs + rs**3 / (6.0 * (1.0 - rs))
-        bound = h * f * (1.0 + _SC_MARGIN)
+        bound = h * f * (1.0 + BOUND_SLACK)
     bound[~(r < 1.0)] = np.inf
     # g = 0 with h > 0 gives 0 above (r = 0, a series of 0); without curvature, say so here.
     return bound if curved else np.where(g == 0.0, 0.0, bound)

@@ -21,7 +21,12 @@ from scipy.special import expit
 
 from ..registry import ObjectiveSpec, Param, register_objective
 from .coordinate_bounds import ColumnStats, best_coordinate_drop
-from .coordinate_newton import logistic_coordinate_drops, loss_change, self_concordant_decrease
+from .coordinate_newton import (
+    BOUND_SLACK,
+    logistic_coordinate_drops,
+    loss_change,
+    self_concordant_decrease,
+)
 from .glm import GLMActiveSet, GLMObjective, SmoothLoss
 from .logistic_refit import logistic_refit_gains
 
@@ -272,7 +277,7 @@ def deletion_screen_sums(z: np.ndarray, p: np.ndarray, t: np.ndarray) -> ScreenS
         np.clip(z, -700.0, 700.0, out=z)
     # One exp and one log per entry: numpy's exp and log are vectorised, its expm1 and log1p
     # are not (issue 22: twice the time at 50 x 600); the sums only screen, and log(1 + x)
-    # instead of log1p(x) costs them 1e-16 absolute, far below _BOUND_SLACK.
+    # instead of log1p(x) costs them 1e-16 absolute, far below BOUND_SLACK.
     np.exp(z, out=z)
     z *= p  # p e^z
     np.add(z, 1.0 - p, out=B)  # inner = 1 - p + p e^z
@@ -305,23 +310,23 @@ def deletion_screen(
     h = qq_sum / n
     lower = np.where(safe, held - _shift_gain_bounds(g, h), -np.inf)
     top = float(held[safe].min())
-    slack = _BOUND_SLACK * (abs(top) + abs(value))
+    slack = BOUND_SLACK * (abs(top) + abs(value))
     return np.flatnonzero(lower <= top + slack), g, h
 
 
 _SHIFT_MAX_ITER = 50
 # Below this many entries (support size x samples) the exact costs are as cheap as the bounds.
 _BOUND_MIN_ENTRIES = 10_000
-_BOUND_SLACK = 1e-9  # relative slack on the bounds, far above their rounding
 
 
 def _row_log_sums(inner: np.ndarray, z_max: float) -> np.ndarray:
     """sum_i log(inner_ji) per row j, for inner = 1 - p + p e^z with every z <= z_max.
 
-    numpy's float64 log is not vectorised here (~5 ns an entry, 30x a product): the logs of
-    products of _LOG_BLOCK entries instead, B times fewer logs. A product of B entries rounds
+    numpy vectorises its float64 log only with AVX-512 (without it ~5 ns an entry, 30x a
+    product; with it ~1 ns): the logs of products of _LOG_BLOCK entries instead, B times fewer
+    logs. A product of B entries rounds
     to B ulps, so each log is off by ~B x 1e-16 absolute, as B separate logs would be together,
-    far below the screen's _BOUND_SLACK. It cannot overflow while inner <= 1 + e^z_max stays
+    far below the screen's BOUND_SLACK. It cannot overflow while inner <= 1 + e^z_max stays
     below 1e308^(1/B) (z_max <= 80); rows with an entry below 1e-6 get no bound
     (:func:`deletion_screen_sums`' ``safe``), so underflow to 0 (log -inf) touches no row that
     is used.

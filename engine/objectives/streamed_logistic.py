@@ -30,12 +30,9 @@ from scipy.special import expit
 from ..rows import RowSource
 from .coordinate_bounds import _FIRST_BATCH, _solved, _upper_bounds, closed_form_bounds
 from .coordinate_newton import _MAX_ITER as _COORD_MAX_ITER
-from .coordinate_newton import bracketed_newton_step, loss_change
+from .coordinate_newton import BOUND_SLACK, bracketed_newton_step, loss_change
 from .logistic import _SHIFT_MAX_ITER, LogLoss, deletion_screen, deletion_screen_sums
 from .streamed_glm import StreamedGLM, StreamedGLMActiveSet
-
-# Relative slack below the largest lower bound on the drops: far above its rounding.
-_FLOOR_SLACK = 1e-9
 
 
 class StreamedLogistic(StreamedGLM):
@@ -128,7 +125,7 @@ class StreamedLogisticActiveSet(StreamedGLMActiveSet):
         # bound, so no candidate whose upper bound is below the largest lower bound can win;
         # the rest, with the Newton estimate's first batch, hold the argmax of the drops.
         curvature = obj.loss.smoothness * obj.sq_norms[cand] / obj.n_samples + obj.lam
-        floor = float(np.max(g * g / (2.0 * curvature))) * (1.0 - _FLOOR_SLACK)
+        floor = float(np.max(g * g / (2.0 * curvature))) * (1.0 - BOUND_SLACK)
         rest = order[_FIRST_BATCH:]
         rest = rest[closed_form_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= floor]
         rest = rest[_upper_bounds(np.abs(g[rest]), h[rest], M[rest], obj.lam) >= floor]
